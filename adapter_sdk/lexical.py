@@ -1,0 +1,89 @@
+"""The shared tokenizer and query analysis every adapter uses.
+
+Tokens are runs of Unicode letters and digits, lowercased; everything else
+separates. Tokens longer than 64 characters are dropped. No stemming.
+A natural-language question loses its English function words (unless the
+question is nothing but function words), so scaffolding such as "what did we"
+cannot manufacture matches; numbers and identifiers are always kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_TOKEN_CHARS = 64
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+FUNCTION_WORDS = frozenset(
+    """a an the am are be been being did do does is was were what when where which who
+    whom whose why how i me my we our you your he she it its they them their this that
+    these those of in on at to for from by with about into over under and or but not no
+    if then than so as can could should would will shall may might must has have had
+    there here any some all""".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased letter/digit runs of ``text``, in order, long tokens dropped."""
+    return [t for t in _TOKEN.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS]
+
+
+@dataclass(frozen=True)
+class AnalyzedQuery:
+    raw_terms: tuple[str, ...]
+    content_terms: tuple[str, ...]
+    removed: tuple[str, ...]
+
+    @property
+    def normalized(self) -> bool:
+        return bool(self.removed)
+
+
+def analyze_query(query: str) -> AnalyzedQuery:
+    """Split a query into terms and drop function words (kept if nothing else remains)."""
+    raw = tuple(tokenize(query))
+    content = tuple(t for t in raw if t not in FUNCTION_WORDS)
+    if not content:
+        return AnalyzedQuery(raw, _distinct(raw), ())
+    removed = tuple(t for t in raw if t in FUNCTION_WORDS)
+    return AnalyzedQuery(raw, _distinct(content), _distinct(removed))
+
+
+def _distinct(terms: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(terms))
+
+
+_STABLE_TRIM = "\"'()[]{}<>,;!?:"
+
+
+def stable_identifiers(query: str) -> list[str]:
+    """Whitespace tokens of ``query`` that look like stable identifiers.
+
+    Paths and file names (``/ \\ : @ #`` or a dot), underscore forms
+    (``snake_case_name``), hyphenated letter+digit codes (``REC-201``), and long
+    letter+digit runs (``aaaa0001``). Plain words and short forms like ``v2`` are prose.
+    """
+    found = []
+    for word in query.split():
+        token = word.strip(_STABLE_TRIM).rstrip(".")
+        if token and is_stable_identifier(token):
+            found.append(token)
+    return found
+
+
+def is_stable_identifier(token: str) -> bool:
+    if any(ch in token for ch in "/\\:@#") or "." in token:
+        return True
+    if "_" in token:
+        parts = token.split("_")
+        if len([p for p in parts if p]) >= 2 and all(
+            re.fullmatch(r"[\w-]*", p) for p in parts
+        ):
+            return True
+    letters = sum(ch.isalpha() for ch in token)
+    digits = sum(ch.isdigit() for ch in token)
+    if "-" in token and letters >= 1 and digits >= 1:
+        return True
+    return len(token) >= 8 and letters >= 2 and digits >= 2

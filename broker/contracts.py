@@ -1,0 +1,464 @@
+"""The broker's contracts: request, response, candidate, report and plan models.
+
+JSON field names and enum vocabularies match the reference broker's so that
+programs reading ``recall --json`` or the HTTP API work against either. Wire
+vocabulary shared with adapters (sensitivity, outcomes, match signals, detail
+levels) is defined once in :mod:`adapter_sdk.protocol` and re-exported here.
+
+Temporal verdicts (``verdict``, the ``superseded`` / ``expired`` /
+``not_yet_valid`` suppression reasons, ``successor``, ``include_stale``) are
+this broker's additions; they only ever add fields.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from adapter_sdk.protocol import (
+    AsOfSupport,
+    Capability,
+    DetailLevel,
+    ExcerptKind,
+    FreshnessMode,
+    HealthResult,
+    HealthStatus,
+    IndexCoverage,
+    Manifest,
+    MatchSignal,
+    RelevanceBasis,
+    SearchOutcome,
+    Sensitivity,
+)
+
+__all__ = [
+    "AsOfSupport",
+    "Capability",
+    "DetailLevel",
+    "ExcerptKind",
+    "FreshnessMode",
+    "HealthResult",
+    "HealthStatus",
+    "IndexCoverage",
+    "Manifest",
+    "MatchSignal",
+    "RelevanceBasis",
+    "SearchOutcome",
+    "Sensitivity",
+]
+
+RANK_CONSTANT = 60
+CORROBORATION_CAP = 2.0
+PRIOR_RANGE = (0.5, 2.0)
+DEFAULT_RELEVANCE_FLOOR = 0.10
+DEFAULT_MAX_RESULTS = 20
+PER_SOURCE_LIMIT = 20
+LINEAGE_MAX_DEPTH = 4
+DEFAULT_LATENCY_MS = 5000
+DEFAULT_SOURCE_TIMEOUT_MS = 2000
+DEFAULT_FUSION_RESERVE_MS = 25
+DEFAULT_RESPONSE_TOKENS = 8000
+DEFAULT_EXPAND_BUDGET_BYTES = 65_536
+
+
+# ---------------------------------------------------------------------------
+# Vocabulary
+
+
+class Outcome(StrEnum):
+    answered = "answered"
+    abstained = "abstained"
+    failed = "failed"
+
+
+class Coverage(StrEnum):
+    complete = "complete"
+    degraded = "degraded"
+
+
+class Mode(StrEnum):
+    explicit = "explicit"
+    pre_reply = "pre_reply"
+
+
+class Surface(StrEnum):
+    """What a response-token budget is priced in."""
+
+    structured = "structured"
+    structured_pointer = "structured_pointer"
+    tool = "tool"
+    tool_explained = "tool_explained"
+    pointer = "pointer"
+    explained = "explained"
+
+
+class QueryClass(StrEnum):
+    identifier_query = "identifier_query"
+    natural_language = "natural_language"
+
+
+class SkipReason(StrEnum):
+    """Why a source was not searched or how its search ended (report ``reason``)."""
+
+    # planner exclusions
+    out_of_scope = "out_of_scope"
+    out_of_profile = "out_of_profile"
+    disabled = "disabled"
+    sensitivity_ceiling = "sensitivity_ceiling"
+    unhealthy = "unhealthy"
+    denied = "denied"
+    as_of_unsupported = "as_of_unsupported"
+    record_type_mismatch = "record_type_mismatch"
+    budget_exhausted = "budget_exhausted"
+    adapter_unavailable = "adapter_unavailable"
+    store_identity_conflict = "store_identity_conflict"
+    # adapter-stated skips
+    not_applicable = "not_applicable"
+    filter_unsupported = "filter_unsupported"
+    skip_unstated = "skip_unstated"
+    # classified search errors
+    timeout = "timeout"
+    cancelled = "cancelled"
+    unreachable = "unreachable"
+    budget_exceeded = "budget_exceeded"
+    failed = "failed"
+
+
+NON_DEGRADING_REASONS = frozenset(
+    {
+        SkipReason.out_of_scope,
+        SkipReason.disabled,
+        SkipReason.sensitivity_ceiling,
+        SkipReason.record_type_mismatch,
+        SkipReason.not_applicable,
+    }
+)
+
+
+class SuppressionReason(StrEnum):
+    sensitivity = "sensitivity"
+    below_relevance_floor = "below_relevance_floor"
+    lineage_suppressed = "lineage_suppressed"
+    near_duplicate = "near_duplicate"
+    diversity = "diversity"
+    duplicate_view = "duplicate_view"
+    superseded = "superseded"
+    expired = "expired"
+    not_yet_valid = "not_yet_valid"
+
+
+class Verdict(StrEnum):
+    """Temporal verdict of a cluster at the evaluation instant."""
+
+    current = "current"
+    superseded = "superseded"
+    expired = "expired"
+    not_yet_valid = "not_yet_valid"
+
+
+class TimeoutBudget(StrEnum):
+    request_latency = "request_latency"
+    source_timeout = "source_timeout"
+    adapter_internal = "adapter_internal"
+    caller_deadline = "caller_deadline"
+
+
+class OmittedPart(StrEnum):
+    source_outcomes = "source_outcomes"
+    plan_sources = "plan_sources"
+
+
+# ---------------------------------------------------------------------------
+# Request
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class Scope(Model):
+    source_ids: list[str] | None = None
+    record_types: list[str] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    entities: list[str] | None = None
+    project: str | None = None
+
+
+class Budget(Model):
+    latency_ms: int = 0
+    response_tokens: int = 0
+    surface: Surface = Surface.structured
+
+
+class QueryRequest(Model):
+    query: str
+    profile: str = ""
+    scope: Scope = Field(default_factory=Scope)
+    as_of: datetime | None = None
+    context: list[str] | None = None
+    conversation_id: str | None = None
+    request_id: str | None = None
+    suppress_lineages: list[str] | None = None
+    mode: Mode = Mode.explicit
+    budget: Budget = Field(default_factory=Budget)
+    limit: int = Field(default=0, ge=0)
+    include_stale: bool = False
+
+
+# ---------------------------------------------------------------------------
+# Response
+
+
+class Candidate(Model):
+    """A candidate after admission: source identity and sensitivity stamped by the broker."""
+
+    candidate_id: str
+    source_uid: str
+    source_id: str
+    source_record_id: str
+    locator: str
+    derived_from: list[str] | None = None
+    record_type: str
+    title: str
+    excerpt: str | None = None
+    excerpt_kind: ExcerptKind | None = None
+    local_rank: int
+    local_score: float | None = None
+    relevance: float | None = None
+    match_signals: list[MatchSignal] | None = None
+    observed_at: datetime | None = None
+    confirmed_at: datetime | None = None
+    event_time: datetime | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    source_revision: str | None = None
+    sensitivity: Sensitivity
+    metadata: dict[str, Any] | None = None
+    content_fingerprint: str | None = None
+
+    @property
+    def local_part(self) -> str:
+        return self.locator.split(":", 1)[1]
+
+    @property
+    def persisted_locator(self) -> str:
+        """``<source_uid>:<local>``: the form lineage roots and judgments use."""
+        return f"{self.source_uid}:{self.local_part}"
+
+
+class Member(Model):
+    lineage_root: str
+    candidates: list[Candidate]
+
+
+class Prior(Model):
+    base: float
+    intent: float
+    rule: str | None = None
+    effective: float
+
+
+class Corroboration(Model):
+    independent_units: int
+    sources: list[str]
+    cap: float
+    cap_applied: bool
+
+
+class Freshness(Model):
+    mode: str | None = None
+    source_revision: str | None = None
+    index_generation: str | None = None
+    index_model: str | None = None
+    index_config: str | None = None
+    observed_at: datetime | None = None
+    confirmed_at: datetime | None = None
+    as_of_honored: str | None = None
+
+
+class Reranker(Model):
+    used: bool = False
+    model: str | None = None
+    delta: float | None = None
+    rank_before: int | None = None
+
+
+class TemporalExplanation(Model):
+    """The verdict and the inputs it was decided from."""
+
+    verdict: Verdict
+    evaluated_at: datetime
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    supersedes: list[str] | None = None
+    note: str | None = None
+
+
+class Explanation(Model):
+    source_uid: str
+    source_id: str
+    local_rank: int
+    local_pool_size: int
+    match_signals: list[MatchSignal] = Field(default_factory=list)
+    prior: Prior
+    relevance: float | None = None
+    lineage_root: str
+    corroboration: Corroboration
+    freshness: Freshness = Field(default_factory=Freshness)
+    reranker: Reranker = Field(default_factory=Reranker)
+    exact_promoted: bool = False
+    score: float
+    rank_constant: int = RANK_CONSTANT
+    temporal: TemporalExplanation | None = None
+
+
+class Result(Model):
+    primary: Candidate
+    members: list[Member]
+    explanation: Explanation
+    score: float
+    verdict: Verdict | None = None
+
+
+class TimeoutDetail(Model):
+    budget: TimeoutBudget
+    limit_ns: int | None = None
+    deadline: datetime | None = None
+
+
+class SourceReport(Model):
+    source_uid: str
+    source_id: str
+    outcome: SearchOutcome
+    reason: str | None = None
+    candidates: int = 0
+    elapsed_ns: int = 0
+    cold_start_ns: int | None = None
+    source_watermark: str | None = None
+    index_generation: str | None = None
+    confirmed_at: datetime | None = None
+    diagnostics: dict[str, Any] | None = None
+    timeout: TimeoutDetail | None = None
+
+
+class SourceSummary(Model):
+    sources: int
+    outcomes: dict[str, int]
+    degraded: list[str] = Field(default_factory=list)
+
+
+class PlanSource(Model):
+    source_uid: str
+    source_id: str
+    relevance_basis: RelevanceBasis | None = None
+    eligible: bool
+    reason: str | None = None
+    diagnostics: dict[str, Any] | None = None
+    limit: int = PER_SOURCE_LIMIT
+    timeout_ns: int = 0
+    prior: float = 1.0
+
+
+class Plan(Model):
+    profile: str
+    sources: list[PlanSource] = Field(default_factory=list)
+    deadline: datetime
+    fusion_reserve_ns: int
+    limit: int
+    rank_constant: int = RANK_CONSTANT
+    corroboration_cap: float = CORROBORATION_CAP
+    relevance_floor: float
+    evaluated_at: datetime | None = None
+
+
+class Suppression(Model):
+    reason: SuppressionReason
+    count: int
+    lineage_root: str | None = None
+    fused_into: str | None = None
+    successor: str | None = None
+
+
+class QueryResponse(Model):
+    results: list[Result] = Field(default_factory=list)
+    source_outcomes: list[SourceReport] | None = Field(default_factory=list)
+    source_summary: SourceSummary | None = None
+    plan: Plan
+    suppressed: list[Suppression] = Field(default_factory=list)
+    omitted: list[OmittedPart] = Field(default_factory=list)
+    outcome: Outcome
+    coverage: Coverage
+    truncated: bool = False
+    dropped_results: int = 0
+    elapsed_ns: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", exclude_none=True)
+        if not data.get("omitted"):
+            data.pop("omitted", None)
+        if not data.get("dropped_results"):
+            data.pop("dropped_results", None)
+        return data
+
+
+# ---------------------------------------------------------------------------
+# Expand, refresh
+
+
+class ExpandRequest(Model):
+    locator: str
+    detail: DetailLevel = DetailLevel.excerpt
+    budget_bytes: int = Field(default=0, ge=0)
+    deadline: datetime | None = None
+    profile: str = ""
+
+
+class ExpandResponse(Model):
+    content: str
+    source_revision: str | None = None
+    truncated: bool = False
+    truncation_boundary: str | None = None
+    provenance: str | None = None
+
+
+class RefreshStatus(StrEnum):
+    refreshed = "refreshed"
+    degraded = "degraded"
+    skipped = "skipped"
+    failed = "failed"
+
+
+class RefreshOutcome(StrEnum):
+    refreshed = "refreshed"
+    degraded = "degraded"
+    failed = "failed"
+
+
+class RefreshRequest(Model):
+    profile: str = ""
+    source_id: str | None = None
+    full: bool = False
+
+
+class SourceRefresh(Model):
+    source_id: str
+    source_uid: str | None = None
+    status: RefreshStatus
+    reason: str | None = None
+    health: HealthResult | None = None
+    diagnostic_detail: str | None = None
+    elapsed_ns: int | None = None
+
+
+class RefreshResponse(Model):
+    outcome: RefreshOutcome
+    sources: list[SourceRefresh]
+    elapsed_ns: int = 0

@@ -1,0 +1,98 @@
+"""Every error the broker raises, in one picture.
+
+    RecallError                      a request could not be served; no corpus claim (exit 1)
+    ├── UsageError                   bad command-line or request input
+    ├── ConfigError                  configuration cannot be loaded or is invalid
+    │   └── TrustError               a project file tried to cross the trust boundary
+    ├── PlanError                    the request cannot be planned
+    │   ├── UnknownProfile           the named profile is not configured
+    │   └── UnsatisfiableScope       scope names sources that cannot be searched
+    └── ExpandError                  a locator could not be expanded (exit 4); has a code
+
+Adapter failures are not exceptions at this level: the supervisor classifies
+them into a :class:`broker.supervise.AdapterFailure` and the application turns
+that into a source outcome, so a broken source never aborts a query.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class RecallError(Exception):
+    """Base of every broker error. ``str(err)`` is the one line a user reads."""
+
+
+class UsageError(RecallError):
+    pass
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    message: str
+    file: str | None = None
+    key: str | None = None
+    source_id: str | None = None
+    kind: str = "configuration"  # configuration | trust_boundary | identity
+
+    def __str__(self) -> str:
+        where = ", ".join(
+            part
+            for part in (
+                f"file {self.file}" if self.file else "",
+                f"key {self.key}" if self.key else "",
+                f"source {self.source_id}" if self.source_id else "",
+            )
+            if part
+        )
+        return f"{self.message} ({where})" if where else self.message
+
+
+class ConfigError(RecallError):
+    def __init__(self, problems: list[ConfigProblem] | str) -> None:
+        if isinstance(problems, str):
+            problems = [ConfigProblem(problems)]
+        self.problems = problems
+        if len(problems) == 1:
+            text = f"configuration: {problems[0]}"
+        else:
+            text = "configuration has {} problems:\n  ".format(len(problems)) + "\n  ".join(
+                str(p) for p in problems
+            )
+        super().__init__(text)
+
+
+class TrustError(ConfigError):
+    pass
+
+
+class PlanError(RecallError):
+    pass
+
+
+class UnknownProfile(PlanError):
+    pass
+
+
+class UnsatisfiableScope(PlanError):
+    pass
+
+
+class ExpandErrorCode(StrEnum):
+    malformed_locator = "malformed_locator"
+    not_configured = "not_configured"
+    denied = "denied"
+    locator_unknown = "locator_unknown"
+    locator_expired = "locator_expired"
+    unreachable = "unreachable"
+    timeout = "timeout"
+    budget_exceeded = "budget_exceeded"
+    failed = "failed"
+
+
+class ExpandError(RecallError):
+    def __init__(self, code: ExpandErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
