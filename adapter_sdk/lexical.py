@@ -76,14 +76,12 @@ def stable_identifiers(query: str) -> list[str]:
 def is_stable_identifier(token: str) -> bool:
     if any(ch in token for ch in "/\\:@#") or "." in token:
         return True
-    if "_" in token:
-        parts = token.split("_")
-        if len([p for p in parts if p]) >= 2 and all(
-            re.fullmatch(r"[\w-]*", p) for p in parts
-        ):
-            return True
+    if "_" in token and all(
+        part and all(ch.isalnum() or ch == "-" for ch in part) for part in token.split("_")
+    ):
+        return True
     letters = sum(ch.isalpha() for ch in token)
-    digits = sum(ch.isdigit() for ch in token)
+    digits = sum(ch.isdecimal() for ch in token)
     if "-" in token and letters >= 1 and digits >= 1:
         return True
     return len(token) >= 8 and letters >= 2 and digits >= 2

@@ -19,6 +19,7 @@ What the server guarantees on the wire:
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import sys
 import threading
@@ -276,7 +277,7 @@ def _write_stdout(data: bytes) -> None:
 
 async def _stdin_receiver() -> Callable[[], Awaitable[bytes]]:
     """Pump stdin from a daemon thread so a pending read never blocks exit."""
-    send, receive = anyio.create_memory_object_stream[bytes](16)
+    send, receive = anyio.create_memory_object_stream[bytes](math.inf)
     token = anyio.lowlevel.current_token()
     fd = sys.stdin.fileno()
 
@@ -287,7 +288,7 @@ async def _stdin_receiver() -> Callable[[], Awaitable[bytes]]:
             except OSError:
                 chunk = b""
             try:
-                anyio.from_thread.run(send.send, chunk, token=token)
+                anyio.from_thread.run_sync(send.send_nowait, chunk, token=token)
             except Exception:
                 return
             if not chunk:

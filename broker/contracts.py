@@ -3,7 +3,8 @@
 JSON field names and enum vocabularies match the reference broker's so that
 programs reading ``recall --json`` or the HTTP API work against either. Wire
 vocabulary shared with adapters (sensitivity, outcomes, match signals, detail
-levels) is defined once in :mod:`adapter_sdk.protocol` and re-exported here.
+levels) is defined once in :mod:`adapter_sdk.vocabulary`, the broker's own in
+:mod:`broker.vocabulary`; both are re-exported here.
 
 Temporal verdicts (``verdict``, the ``superseded`` / ``expired`` /
 ``not_yet_valid`` suppression reasons, ``successor``, ``include_stale``) are
@@ -33,143 +34,71 @@ from adapter_sdk.protocol import (
     SearchOutcome,
     Sensitivity,
 )
+from broker.vocabulary import (
+    CORROBORATION_CAP,
+    DEFAULT_EXPAND_BUDGET_BYTES,
+    DEFAULT_FUSION_RESERVE_MS,
+    DEFAULT_LATENCY_MS,
+    DEFAULT_MAX_RESULTS,
+    DEFAULT_RELEVANCE_FLOOR,
+    DEFAULT_RESPONSE_TOKENS,
+    DEFAULT_SOURCE_TIMEOUT_MS,
+    LINEAGE_MAX_DEPTH,
+    NON_DEGRADING_REASONS,
+    PER_SOURCE_LIMIT,
+    PRIOR_RANGE,
+    RANK_CONSTANT,
+    Coverage,
+    Mode,
+    OmittedPart,
+    Outcome,
+    QueryClass,
+    SkipReason,
+    SuppressionReason,
+    Surface,
+    TimeoutBudget,
+    Verdict,
+)
 
+# vocabulary re-exported so callers import contracts from one place
 __all__ = [
     "AsOfSupport",
+    "CORROBORATION_CAP",
     "Capability",
+    "Coverage",
+    "DEFAULT_EXPAND_BUDGET_BYTES",
+    "DEFAULT_FUSION_RESERVE_MS",
+    "DEFAULT_LATENCY_MS",
+    "DEFAULT_MAX_RESULTS",
+    "DEFAULT_RELEVANCE_FLOOR",
+    "DEFAULT_RESPONSE_TOKENS",
+    "DEFAULT_SOURCE_TIMEOUT_MS",
     "DetailLevel",
     "ExcerptKind",
     "FreshnessMode",
     "HealthResult",
     "HealthStatus",
     "IndexCoverage",
+    "LINEAGE_MAX_DEPTH",
     "Manifest",
     "MatchSignal",
+    "Mode",
+    "NON_DEGRADING_REASONS",
+    "OmittedPart",
+    "Outcome",
+    "PER_SOURCE_LIMIT",
+    "PRIOR_RANGE",
+    "QueryClass",
+    "RANK_CONSTANT",
     "RelevanceBasis",
     "SearchOutcome",
     "Sensitivity",
+    "SkipReason",
+    "SuppressionReason",
+    "Surface",
+    "TimeoutBudget",
+    "Verdict",
 ]
-
-RANK_CONSTANT = 60
-CORROBORATION_CAP = 2.0
-PRIOR_RANGE = (0.5, 2.0)
-DEFAULT_RELEVANCE_FLOOR = 0.10
-DEFAULT_MAX_RESULTS = 20
-PER_SOURCE_LIMIT = 20
-LINEAGE_MAX_DEPTH = 4
-DEFAULT_LATENCY_MS = 5000
-DEFAULT_SOURCE_TIMEOUT_MS = 2000
-DEFAULT_FUSION_RESERVE_MS = 25
-DEFAULT_RESPONSE_TOKENS = 8000
-DEFAULT_EXPAND_BUDGET_BYTES = 65_536
-
-
-# ---------------------------------------------------------------------------
-# Vocabulary
-
-
-class Outcome(StrEnum):
-    answered = "answered"
-    abstained = "abstained"
-    failed = "failed"
-
-
-class Coverage(StrEnum):
-    complete = "complete"
-    degraded = "degraded"
-
-
-class Mode(StrEnum):
-    explicit = "explicit"
-    pre_reply = "pre_reply"
-
-
-class Surface(StrEnum):
-    """What a response-token budget is priced in."""
-
-    structured = "structured"
-    structured_pointer = "structured_pointer"
-    tool = "tool"
-    tool_explained = "tool_explained"
-    pointer = "pointer"
-    explained = "explained"
-
-
-class QueryClass(StrEnum):
-    identifier_query = "identifier_query"
-    natural_language = "natural_language"
-
-
-class SkipReason(StrEnum):
-    """Why a source was not searched or how its search ended (report ``reason``)."""
-
-    # planner exclusions
-    out_of_scope = "out_of_scope"
-    out_of_profile = "out_of_profile"
-    disabled = "disabled"
-    sensitivity_ceiling = "sensitivity_ceiling"
-    unhealthy = "unhealthy"
-    denied = "denied"
-    as_of_unsupported = "as_of_unsupported"
-    record_type_mismatch = "record_type_mismatch"
-    budget_exhausted = "budget_exhausted"
-    adapter_unavailable = "adapter_unavailable"
-    store_identity_conflict = "store_identity_conflict"
-    # adapter-stated skips
-    not_applicable = "not_applicable"
-    filter_unsupported = "filter_unsupported"
-    skip_unstated = "skip_unstated"
-    # classified search errors
-    timeout = "timeout"
-    cancelled = "cancelled"
-    unreachable = "unreachable"
-    budget_exceeded = "budget_exceeded"
-    failed = "failed"
-
-
-NON_DEGRADING_REASONS = frozenset(
-    {
-        SkipReason.out_of_scope,
-        SkipReason.disabled,
-        SkipReason.sensitivity_ceiling,
-        SkipReason.record_type_mismatch,
-        SkipReason.not_applicable,
-    }
-)
-
-
-class SuppressionReason(StrEnum):
-    sensitivity = "sensitivity"
-    below_relevance_floor = "below_relevance_floor"
-    lineage_suppressed = "lineage_suppressed"
-    near_duplicate = "near_duplicate"
-    diversity = "diversity"
-    duplicate_view = "duplicate_view"
-    superseded = "superseded"
-    expired = "expired"
-    not_yet_valid = "not_yet_valid"
-
-
-class Verdict(StrEnum):
-    """Temporal verdict of a cluster at the evaluation instant."""
-
-    current = "current"
-    superseded = "superseded"
-    expired = "expired"
-    not_yet_valid = "not_yet_valid"
-
-
-class TimeoutBudget(StrEnum):
-    request_latency = "request_latency"
-    source_timeout = "source_timeout"
-    adapter_internal = "adapter_internal"
-    caller_deadline = "caller_deadline"
-
-
-class OmittedPart(StrEnum):
-    source_outcomes = "source_outcomes"
-    plan_sources = "plan_sources"
-
 
 # ---------------------------------------------------------------------------
 # Request
@@ -399,6 +328,7 @@ class QueryResponse(Model):
     truncated: bool = False
     dropped_results: int = 0
     elapsed_ns: int = 0
+    temporal_problems: list[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", exclude_none=True)

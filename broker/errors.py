@@ -7,6 +7,7 @@
     ├── PlanError                    the request cannot be planned
     │   ├── UnknownProfile           the named profile is not configured
     │   └── UnsatisfiableScope       scope names sources that cannot be searched
+    ├── FusionError                  the candidate pool breaks a fusion precondition
     └── ExpandError                  a locator could not be expanded (exit 4); has a code
 
 Adapter failures are not exceptions at this level: the supervisor classifies
@@ -57,7 +58,7 @@ class ConfigError(RecallError):
         if len(problems) == 1:
             text = f"configuration: {problems[0]}"
         else:
-            text = "configuration has {} problems:\n  ".format(len(problems)) + "\n  ".join(
+            text = f"configuration has {len(problems)} problems:\n  " + "\n  ".join(
                 str(p) for p in problems
             )
         super().__init__(text)
@@ -77,6 +78,10 @@ class UnknownProfile(PlanError):
 
 class UnsatisfiableScope(PlanError):
     pass
+
+
+class FusionError(RecallError):
+    """A candidate or source fact that fusion cannot rank (a defect upstream, not a source's)."""
 
 
 class ExpandErrorCode(StrEnum):

@@ -1,0 +1,5 @@
+import sys
+
+from adapter_sdk.conformance.cli import main
+
+sys.exit(main())

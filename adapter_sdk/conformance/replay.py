@@ -1,0 +1,156 @@
+"""Replay recorded cases against a live adapter and report how each went."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adapter_sdk.conformance.diff import Difference, compare
+from adapter_sdk.conformance.drive import Exchange, run_exchange
+from adapter_sdk.conformance.transcript import (
+    FIXTURE,
+    WORKDIR,
+    ConformanceError,
+    Transcript,
+    bind_requests,
+    bind_value,
+    case_dirs,
+    load_case,
+)
+
+DEFAULT_CASE_TIMEOUT = 30.0
+STDERR_LINES = 20
+
+
+@dataclass
+class CaseResult:
+    """The verdict on one case. ``detail`` is a readable report of what differed."""
+
+    case: str
+    passed: bool
+    detail: str
+    differences: list[Difference] = field(default_factory=list)
+    stderr: str = ""
+
+
+class CaseRun:
+    """A fresh scratch area for one run of one case: workdir and a fixture copy.
+
+    Paths are resolved (a temporary directory may sit behind a symlink) so
+    that an adapter reporting a path back reports the bound one.
+    """
+
+    def __init__(self, case: str, fixture: Path | None) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix=f"recall-conformance-{case}-")).resolve()
+        self.workdir = self.root / "workdir"
+        self.workdir.mkdir(mode=0o700)
+        self.bindings = {WORKDIR: str(self.workdir)}
+        if fixture is not None and fixture.is_dir():
+            copy = self.root / "fixture"
+            shutil.copytree(fixture, copy, symlinks=True)
+            self.bindings[FIXTURE] = str(copy)
+
+    def __enter__(self) -> CaseRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def replay_case(
+    case_dir: Path,
+    argv: list[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_CASE_TIMEOUT,
+) -> CaseResult:
+    """Replay one case directory against ``argv`` and compare with the recording.
+
+    ``env`` adds to this process's environment. ``timeout`` bounds the whole
+    exchange; the adapter is stopped afterwards whatever happened.
+    """
+    name = Path(case_dir).name
+    try:
+        transcript = load_case(case_dir)
+    except ConformanceError as exc:
+        return CaseResult(name, False, f"transcript defect: {exc}")
+    with CaseRun(name, transcript.fixture) as run:
+        try:
+            requests = bind_requests(transcript, run.bindings)
+        except ConformanceError as exc:
+            return CaseResult(name, False, f"transcript defect: {exc}")
+        try:
+            exchange = run_exchange(argv, requests, env=env, timeout=timeout)
+        except OSError as exc:
+            return CaseResult(name, False, f"cannot start adapter {' '.join(argv)!r}: {exc}")
+        return judge(transcript, exchange, run.bindings)
+
+
+def replay_suite(
+    suite_dir: Path,
+    argv: list[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_CASE_TIMEOUT,
+) -> list[CaseResult]:
+    """Replay every case under ``suite_dir`` in name order.
+
+    Raises ConformanceError when the suite is missing or holds no case: a
+    suite that checked nothing must never read as a pass.
+    """
+    return [replay_case(case, argv, env=env, timeout=timeout) for case in case_dirs(suite_dir)]
+
+
+def judge(transcript: Transcript, exchange: Exchange, bindings: Mapping[str, str]) -> CaseResult:
+    """Hold one exchange to its recording."""
+    manifest = transcript.manifest
+
+    def bind(value: Any) -> Any:
+        return bind_value(value, bindings)
+
+    differences: list[Difference] = []
+    if len(exchange.frames) != manifest.responses:
+        count = (
+            f"the manifest declares {manifest.responses} responses, "
+            f"the replay produced {len(exchange.frames)}"
+        )
+        if exchange.stopped:
+            count += f" ({exchange.stopped})"
+        differences.append(Difference(0, "", count))
+    differences.extend(compare(transcript.recorded, exchange.frames, manifest.volatile, bind))
+    if exchange.stopped and not differences:
+        differences.append(Difference(0, "", exchange.stopped))
+    if not differences:
+        return CaseResult(
+            manifest.case, True, f"{_count(len(exchange.frames))}, as recorded", stderr=exchange.stderr
+        )
+    return CaseResult(
+        manifest.case,
+        False,
+        _report(manifest.case, differences, exchange.stderr),
+        differences,
+        exchange.stderr,
+    )
+
+
+def _count(frames: int) -> str:
+    return f"{frames} response{'' if frames == 1 else 's'}"
+
+
+def _report(case: str, differences: Sequence[Difference], stderr: str) -> str:
+    """The count statement (if any) and the first value difference, then stderr."""
+    shown = [d for d in differences if d.response == 0][:1]
+    shown += [d for d in differences if d.response != 0][:1]
+    lines = [f"case {case}: {difference}" for difference in shown]
+    more = len(differences) - len(shown)
+    if more:
+        lines.append(f"  ({more} more difference{'s' if more > 1 else ''} after the first)")
+    tail = stderr.strip().splitlines()[-STDERR_LINES:]
+    if tail:
+        lines.append("adapter stderr:")
+        lines.extend(f"    {line}" for line in tail)
+    return "\n".join(lines)

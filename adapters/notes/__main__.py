@@ -1,0 +1,14 @@
+"""``python -m adapters.notes`` / ``recall-notes``: serve the notes adapter on stdio."""
+
+from __future__ import annotations
+
+
+def main() -> None:
+    from adapter_sdk.server import run
+    from adapters.notes.adapter import NotesAdapter
+
+    run(NotesAdapter())
+
+
+if __name__ == "__main__":
+    main()

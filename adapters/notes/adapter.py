@@ -1,0 +1,360 @@
+"""The notes adapter: a folder of markdown and text notes behind protocol v1.
+
+The first handshake builds a persistent SQLite FTS5 index in the workdir;
+every search, expand and refresh re-checks the folder cheaply and re-indexes
+only what changed. A location that does not exist is not refused at the
+handshake (the folder may live on a drive that is not mounted yet): the
+source reports health ``unavailable`` and each search fails with
+source_unavailable, both naming the folder. A handshake without any location
+is refused with -32602. A corrupt index file is discarded and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from adapter_sdk.protocol import (
+    AdapterSkipReason,
+    AsOfSupport,
+    Capability,
+    CheckpointProgress,
+    ErrorCode,
+    ExpandParams,
+    ExpandResult,
+    FreshnessMode,
+    HealthParams,
+    HealthResult,
+    HealthStatus,
+    IndexCoverage,
+    InitializeParams,
+    Manifest,
+    QueryMode,
+    RefreshParams,
+    RelevanceBasis,
+    RpcError,
+    SearchOutcome,
+    SearchParams,
+    SearchResult,
+    Sensitivity,
+)
+from adapter_sdk.server import Adapter
+from adapters.notes.expand import Section, parse_local, render
+from adapters.notes.search import SearchContext, resolve_supersedes, run_search
+from adapters.notes.settings import SETTINGS_SCHEMA, NotesSettings, parse_settings
+from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption
+from adapters.notes.sync import SyncReport, sync
+
+ADAPTER_ID = "recall-notes/1"
+INDEX_FILE = "notes-index.sqlite3"
+MAX_CONCURRENCY = 4
+SAMPLE = 5
+T = TypeVar("T")
+
+
+class NotesAdapter(Adapter):
+    def __init__(self) -> None:
+        self.root = ""
+        self.source_id = ""
+        self.settings = NotesSettings()
+        self.store: Store | None = None
+        self.last_sync: SyncReport | None = None
+        self.last_success_at: datetime | None = None
+        self.last_error: str | None = None
+        self._sync_lock = threading.Lock()
+
+    # -- handshake -----------------------------------------------------------------
+
+    def initialize(self, params: InitializeParams) -> Manifest:
+        self.settings = parse_settings(params.settings)
+        if not params.location:
+            raise RpcError(
+                ErrorCode.invalid_params,
+                "the notes adapter needs a location: the folder holding the notes",
+            )
+        location = os.path.expanduser(params.location)
+        if not os.path.isabs(location):
+            location = os.path.join(params.base_dir or os.getcwd(), location)
+        self.root = os.path.normpath(location)
+        self.source_id = params.source_id
+        try:
+            os.makedirs(params.workdir, exist_ok=True)
+        except OSError as exc:
+            raise RpcError(
+                ErrorCode.invalid_params, f"cannot create workdir {params.workdir}: {exc.strerror}"
+            ) from None
+        self.store = Store(
+            os.path.join(params.workdir, INDEX_FILE), os.path.realpath(self.root), self.settings.digest
+        )
+        self.store.open()
+        if self._unavailable_reason() is None:
+            self._recovering(lambda: self._sync(full=False))
+        return Manifest(
+            protocol_version=1,
+            adapter_id=ADAPTER_ID,
+            display_name="Notes",
+            record_types=["document"],
+            query_modes=[QueryMode.lexical, QueryMode.exact],
+            freshness_modes=[FreshnessMode.indexed],
+            as_of_support=AsOfSupport.filter,
+            relevance_basis=RelevanceBasis.lexical_span,
+            capabilities=[Capability.search, Capability.expand, Capability.checkpoint],
+            sensitivity=Sensitivity.internal,
+            max_concurrency=MAX_CONCURRENCY,
+            freshness_policy="indexed; every search re-checks the folder and re-reads only "
+            "notes whose size or mtime changed",
+            settings_schema=SETTINGS_SCHEMA,
+        )
+
+    # -- search ------------------------------------------------------------------------
+
+    def search(self, params: SearchParams) -> SearchResult:
+        wanted = params.filters.record_types
+        if wanted is not None and "document" not in wanted:
+            return SearchResult(
+                candidates=[],
+                outcome=SearchOutcome.skipped,
+                reason=AdapterSkipReason.record_type_mismatch,
+                diagnostics={"record_types": ["document"]},
+            )
+        self._require_available()
+        store = self._store()
+
+        def answer() -> tuple[list[Any], dict[str, Any], SyncReport]:
+            report = self._sync(full=False)
+            context = SearchContext(
+                source_id=self.source_id,
+                settings=self.settings,
+                root=self.root,
+                observed_at=datetime.now(UTC),
+                complete=report.files_failed == 0,
+                generation=store.meta("generation"),
+            )
+            candidates, diagnostics = run_search(store.conn(), params, context)
+            return candidates, diagnostics, report
+
+        candidates, diagnostics, report = self._recovering(answer)
+        diagnostics.update(
+            generation=store.meta("generation"),
+            indexed_count=int(store.meta("note_count", "0")),
+            chunk_count=int(store.meta("chunk_count", "0")),
+            **report.diagnostics(),
+        )
+        if report.files_failed:
+            diagnostics["failed_count"] = report.files_failed
+        return SearchResult(
+            candidates=candidates,
+            outcome=SearchOutcome.partial if report.files_failed else SearchOutcome.success,
+            diagnostics=diagnostics,
+            source_watermark=store.meta("watermark") or None,
+        )
+
+    # -- expand --------------------------------------------------------------------------
+
+    def expand(self, params: ExpandParams) -> ExpandResult:
+        local = params.locator.split(":", 1)[1]
+        where = parse_local(local)
+        self._require_available()
+        store = self._store()
+
+        def read() -> Section:
+            sync(store, self.root, self.settings, only=[where.path])
+            conn = store.conn()
+            note = conn.execute(
+                "SELECT id, sha256 FROM notes WHERE path = ?", (where.path,)
+            ).fetchone()
+            if note is None or not os.path.isfile(os.path.join(self.root, where.path)):
+                raise RpcError(
+                    ErrorCode.locator_expired,
+                    f"{params.locator}: {where.path} is no longer an indexed note; search again",
+                )
+            chunk = conn.execute(
+                "SELECT t.title, c.heading FROM chunks c JOIN chunk_text t ON t.rowid = c.id"
+                " WHERE c.note_id = ? AND c.start_line = ? AND c.end_line = ?",
+                (note[0], where.start, where.end),
+            ).fetchone()
+            if chunk is None:
+                raise RpcError(
+                    ErrorCode.locator_expired,
+                    f"{params.locator}: lines {where.start}-{where.end} of {where.path} no longer "
+                    "span one section (the note changed); search again",
+                )
+            data = self._read_note(where.path)
+            if hashlib.sha256(data).hexdigest() != note[1]:
+                raise RpcError(
+                    ErrorCode.locator_expired,
+                    f"{params.locator}: {where.path} changed while it was read; search again",
+                )
+            return Section(title=chunk[0], heading=chunk[1], data=data)
+
+        section = self._recovering(read)
+        return render(section, where, params.detail, params.budget_bytes)
+
+    def _read_note(self, path: str) -> bytes:
+        try:
+            with open(os.path.join(self.root, path), "rb") as handle:
+                return handle.read(self.settings.max_file_bytes + 1)
+        except OSError as exc:
+            raise RpcError(
+                ErrorCode.source_unavailable, f"cannot read note {path}: {exc.strerror or exc}"
+            ) from None
+
+    # -- health and refresh ----------------------------------------------------------------
+
+    def health(self, params: HealthParams) -> HealthResult:
+        return self._health(progress=None)
+
+    def refresh(self, params: RefreshParams) -> HealthResult:
+        reason = self._unavailable_reason()
+        if reason is not None:
+            return self._health(progress=None)
+        store = self._store()
+        before = store.meta("generation")
+        try:
+            self._recovering(lambda: self._sync(full=bool(params.full)))
+        except (OSError, sqlite3.Error) as exc:
+            self.last_error = f"refresh failed: {exc}"
+        after = store.meta("generation")
+        progress = CheckpointProgress.advanced if after != before else CheckpointProgress.unchanged
+        return self._health(progress=progress)
+
+    def _health(self, progress: CheckpointProgress | None) -> HealthResult:
+        if self._unavailable_reason() is None:
+            return self._recovering(lambda: self._report(progress))
+        return self._report(progress)
+
+    def _report(self, progress: CheckpointProgress | None) -> HealthResult:
+        now = datetime.now(UTC)
+        diagnostics: dict[str, Any] = {"store_identity": self._store_identity()}
+        reason = self._unavailable_reason()
+        store = self._store()
+        generation = "" if reason else store.meta("generation")
+        if reason is not None or not generation:
+            diagnostics["reason"] = reason or self.last_error or "the index has not been built"
+            return HealthResult(
+                status=HealthStatus.unavailable,
+                checked_at=now,
+                coverage=IndexCoverage.unknown,
+                diagnostics=diagnostics,
+                checkpoint_progress=progress,
+            )
+        conn = store.conn()
+        failures = conn.execute(
+            "SELECT path, reason FROM failures ORDER BY path LIMIT ?", (SAMPLE,)
+        ).fetchall()
+        failed = int(conn.execute("SELECT count(*) FROM failures").fetchone()[0])
+        notes = int(store.meta("note_count", "0"))
+        diagnostics.update(chunk_count=int(store.meta("chunk_count", "0")))
+        if failures:
+            diagnostics["failures"] = [{"path": p, "reason": r} for p, r in failures]
+        problems = conn.execute(
+            "SELECT path, front FROM notes WHERE has_problems = 1 ORDER BY path LIMIT ?", (SAMPLE,)
+        ).fetchall()
+        if problems:
+            diagnostics["front_matter_problems"] = [
+                {"path": p, "problems": json.loads(f)["problems"]} for p, f in problems
+            ]
+        supersedes_issues = self._supersedes_issues(conn)
+        if supersedes_issues:
+            diagnostics["supersedes_unresolved"] = supersedes_issues
+        if self.last_sync is not None:
+            diagnostics.update(self.last_sync.diagnostics())
+            if self.last_sync.skipped_dirs:
+                diagnostics["skipped_dirs"] = len(self.last_sync.skipped_dirs)
+                diagnostics["skipped_dirs_sample"] = self.last_sync.skipped_dirs[:SAMPLE]
+            if self.last_sync.skipped_links:
+                diagnostics["skipped_links_sample"] = self.last_sync.skipped_links[:SAMPLE]
+        if store.rebuilt_reason:
+            diagnostics["index_rebuilt"] = store.rebuilt_reason
+        if self.last_error:
+            diagnostics["last_build_error"] = self.last_error
+        degraded = bool(failed or self.last_error)
+        watermark = store.meta("watermark")
+        return HealthResult(
+            status=HealthStatus.degraded if degraded else HealthStatus.healthy,
+            checked_at=now,
+            coverage=IndexCoverage.partial if failed else IndexCoverage.complete,
+            last_success_at=self.last_success_at,
+            source_watermark=watermark,
+            index_watermark=watermark,
+            index_generation=generation,
+            index_config=self._index_config(),
+            record_count=notes + failed,
+            indexed_count=notes,
+            failed_count=failed,
+            diagnostics=diagnostics,
+            checkpoint_progress=progress,
+        )
+
+    def _supersedes_issues(self, conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        issues: list[dict[str, Any]] = []
+        for path, front in conn.execute(
+            "SELECT path, front FROM notes WHERE has_supersedes = 1 ORDER BY path"
+        ):
+            issues.extend(resolve_supersedes(conn, path, json.loads(front)["supersedes"])[1])
+        return issues[: SAMPLE * 4]
+
+    def _index_config(self) -> str:
+        return (
+            "sqlite-fts5/1 chunking=heading tokenizer=unicode61-fold "
+            "query=alnum-fold+english-function-words "
+            f"scoring=bm25-k1.2-b0.75 weights=title:{TITLE_WEIGHT:g},body:1 "
+            f"settings={self.settings.digest}"
+        )
+
+    def shutdown(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _store(self) -> Store:
+        if self.store is None:
+            raise RpcError(ErrorCode.invalid_request, "recall/initialize has not completed")
+        return self.store
+
+    def _store_identity(self) -> str:
+        digest = hashlib.sha256(os.path.realpath(self.root).encode()).hexdigest()[:16]
+        return f"dir:{digest}"
+
+    def _unavailable_reason(self) -> str | None:
+        if not os.path.exists(self.root):
+            return f"notes folder {self.root} does not exist"
+        if not os.path.isdir(self.root):
+            return f"notes location {self.root} is not a folder"
+        if not os.access(self.root, os.R_OK | os.X_OK):
+            return f"notes folder {self.root} is not readable"
+        return None
+
+    def _require_available(self) -> None:
+        reason = self._unavailable_reason()
+        if reason is not None:
+            raise RpcError(ErrorCode.source_unavailable, reason)
+
+    def _sync(self, full: bool) -> SyncReport:
+        with self._sync_lock:
+            report = sync(self._store(), self.root, self.settings, full=full)
+            self.last_sync = report
+            self.last_success_at = datetime.now(UTC)
+            self.last_error = None
+            return report
+
+    def _recovering(self, action: Callable[[], T]) -> T:
+        """Run ``action``; if the index file turns out corrupt, rebuild it and run it again."""
+        try:
+            return action()
+        except sqlite3.DatabaseError as exc:
+            if not is_corruption(exc):
+                raise
+            store = self._store()
+            store.discard()
+            store.open()
+            store.rebuilt_reason = f"index file was corrupt ({exc}); rebuilt"
+            self._sync(full=True)
+            return action()

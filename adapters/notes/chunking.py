@@ -1,0 +1,176 @@
+"""Split a note into chunks at its headings.
+
+Markdown notes split on ATX headings (``#`` … ``######``, at most three
+leading spaces, a space after the hashes, closing hashes trimmed); headings
+inside fenced code blocks do not split. Each chunk is a heading line plus its
+body up to the next heading of any level; text before the first heading is a
+chunk of its own. Plain-text notes split at blank lines into blocks of at most
+``TEXT_BLOCK_LINES`` lines. Lines are 1-based and inclusive, trailing blank
+lines trimmed; front matter lines belong to no chunk.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from adapters.notes.front_matter import FrontMatter, front_matter_span, parse_front_matter
+
+PREVIEW_CHARS = 400
+TEXT_BLOCK_LINES = 40
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_URL = re.compile(r"<?\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.IGNORECASE)
+MARKDOWN_EXTENSIONS = (".md", ".markdown")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    ordinal: int
+    start_line: int
+    end_line: int
+    heading: str
+    heading_path: tuple[str, ...]
+    title: str
+    body: str
+
+    @property
+    def preview(self) -> str:
+        """The chunk's opening: its first paragraph, or its heading when it has no body."""
+        paragraph: list[str] = []
+        for line in self.body.split("\n"):
+            stripped = line.strip()
+            if not stripped:
+                if paragraph:
+                    break
+                continue
+            paragraph.append(stripped)
+        return clip(" ".join(paragraph) or self.heading or self.title, PREVIEW_CHARS)
+
+
+@dataclass(frozen=True)
+class ParsedNote:
+    title: str
+    chunks: list[Chunk]
+    front: FrontMatter
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: only ``\\n`` ends a line, a trailing ``\\r`` is
+    dropped, and the newline ending the last line does not start another."""
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def parse_note(rel_path: str, text: str) -> ParsedNote:
+    lines = split_lines(text)
+    span = front_matter_span(lines)
+    front = parse_front_matter("\n".join(lines[1 : span - 1])) if span else FrontMatter()
+    stem = rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if rel_path.lower().endswith(MARKDOWN_EXTENSIONS):
+        sections = _markdown_sections(lines, span)
+        first_h1 = next((s[2] for s in sections if s[3] == 1), None)
+        title = front.title or first_h1 or stem
+    else:
+        sections = _text_blocks(lines, span)
+        title = front.title or stem
+        first_h1 = None
+    chunks = []
+    for start, end, heading, _level, path in sections:
+        body_from = start + 1 if heading else start
+        body = "\n".join(lines[body_from - 1 : end])
+        display = chunk_title(title, path[1:] if path and path[0] == first_h1 else path)
+        chunks.append(Chunk(len(chunks), start, end, heading, path, display, body))
+    return ParsedNote(title, chunks, front)
+
+
+def chunk_title(doc_title: str, heading_path: tuple[str, ...]) -> str:
+    """``Doc title > Section > Subsection``; a leading heading equal to the title is not repeated.
+
+    The caller drops the note's first level-1 heading from ``heading_path``: the
+    document title (front matter ``title``, else that heading) stands in for it.
+    """
+    path = list(heading_path)
+    if path and path[0].casefold() == doc_title.casefold():
+        path = path[1:]
+    return " > ".join([doc_title, *path])
+
+
+def indexable(text: str) -> str:
+    """Text as indexed: link destinations and URLs removed (they are not prose)."""
+    return _URL.sub(" ", _LINK_TARGET.sub("]", text))
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+_Section = tuple[int, int, str, int, tuple[str, ...]]
+
+
+def _markdown_sections(lines: list[str], skip: int) -> list[_Section]:
+    """(start, end, heading, level, heading path) per chunk; lines 1-based inclusive."""
+    starts: list[tuple[int, str, int]] = []
+    fence: str | None = None
+    for index in range(skip, len(lines)):
+        line = lines[index]
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            marker = fence_match.group(1)
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence):
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        match = _HEADING.match(line)
+        if match:
+            text = _CLOSING_HASHES.sub("", match.group(2) or "").strip()
+            starts.append((index + 1, text, len(match.group(1))))
+    sections: list[_Section] = []
+    first = starts[0][0] if starts else len(lines) + 1
+    preamble_end = _trim_end(lines, skip + 1, first - 1)
+    if preamble_end >= skip + 1:
+        sections.append((_trim_start(lines, skip + 1, preamble_end), preamble_end, "", 0, ()))
+    stack: list[tuple[int, str]] = []
+    for position, (start, text, level) in enumerate(starts):
+        following = starts[position + 1][0] if position + 1 < len(starts) else len(lines) + 1
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, text))
+        end = max(start, _trim_end(lines, start, following - 1))
+        sections.append((start, end, text, level, tuple(t for _, t in stack if t)))
+    return sections
+
+
+def _text_blocks(lines: list[str], skip: int) -> list[_Section]:
+    sections: list[_Section] = []
+    start: int | None = None
+    for number in range(skip + 1, len(lines) + 2):
+        blank = number > len(lines) or not lines[number - 1].strip()
+        if start is None:
+            if not blank:
+                start = number
+            continue
+        if blank and number - start >= TEXT_BLOCK_LINES or number > len(lines):
+            end = _trim_end(lines, start, number - 1)
+            sections.append((start, end, "", 0, ()))
+            start = None
+    return sections
+
+
+def _trim_end(lines: list[str], start: int, end: int) -> int:
+    while end >= start and not lines[end - 1].strip():
+        end -= 1
+    return end
+
+
+def _trim_start(lines: list[str], start: int, end: int) -> int:
+    while start < end and not lines[start - 1].strip():
+        start += 1
+    return start

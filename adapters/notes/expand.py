@@ -1,0 +1,100 @@
+"""Read the evidence a locator names, at one of four detail levels.
+
+A locator's local part is ``<relative path>#L<a>-L<b>``. It is honoured only
+while the note still has a chunk spanning exactly those lines: a note that
+vanished, or whose sections moved, fails with locator_expired rather than
+serving neighbouring text. Levels widen: ``summary`` (title and first line of
+text), ``excerpt`` (the range, at most 12 lines), ``full`` (the range) and
+``context`` (the range and 20 lines either side).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from dataclasses import dataclass
+
+from adapter_sdk.protocol import DetailLevel, ErrorCode, ExpandResult, RpcError
+from adapters.notes.chunking import PREVIEW_CHARS, clip, split_lines
+
+EXCERPT_LINES = 12
+CONTEXT_LINES = 20
+MIN_BUDGET_BYTES = 64
+_LOCAL = re.compile(r"^(?P<path>[^#]+)#L(?P<start>\d+)-L(?P<end>\d+)$")
+
+
+@dataclass(frozen=True)
+class LineRange:
+    path: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Section:
+    """The indexed chunk a locator names and the live bytes of its note."""
+
+    title: str
+    heading: str
+    data: bytes
+
+
+def parse_local(local: str) -> LineRange:
+    match = _LOCAL.match(local)
+    if not match:
+        raise RpcError(
+            ErrorCode.locator_unknown,
+            f"notes locators look like <source>:<relative path>#L<start>-L<end>; got {local!r}",
+        )
+    path, start, end = match["path"], int(match["start"]), int(match["end"])
+    normal = posixpath.normpath(path)
+    if (
+        path.startswith("/")
+        or "\\" in path
+        or normal != path
+        or normal.split("/", 1)[0] == ".."
+        or not 1 <= start <= end
+    ):
+        raise RpcError(
+            ErrorCode.locator_unknown,
+            f"{local!r} is not a relative note path with a line range 1 <= start <= end",
+        )
+    return LineRange(path, start, end)
+
+
+def render(section: Section, where: LineRange, detail: DetailLevel, budget_bytes: int) -> ExpandResult:
+    if 0 < budget_bytes < MIN_BUDGET_BYTES:
+        raise RpcError(
+            ErrorCode.budget_exceeded,
+            f"budget_bytes {budget_bytes} is below the {MIN_BUDGET_BYTES}-byte minimum",
+        )
+    lines = split_lines(section.data.decode("utf-8"))
+    first, last = where.start, min(where.end, len(lines))
+    boundary: str | None = None
+    if detail is DetailLevel.summary:
+        body = lines[first:last] if section.heading else lines[first - 1 : last]
+        opening = next((line.strip() for line in body if line.strip()), "")
+        text = clip(f"{section.title}\n{opening}".strip(), PREVIEW_CHARS)
+        if len(text) < len(section.title) + 1 + len(opening):
+            boundary = "summary_runes"
+    else:
+        if detail is DetailLevel.context:
+            first, last = max(1, first - CONTEXT_LINES), min(len(lines), last + CONTEXT_LINES)
+        elif detail is DetailLevel.excerpt and last - first + 1 > EXCERPT_LINES:
+            last, boundary = first + EXCERPT_LINES - 1, "excerpt_lines"
+        text = "\n".join(lines[first - 1 : last])
+    if boundary:
+        text += f"\n… [truncated: {boundary}]"
+    if budget_bytes and len(text.encode()) > budget_bytes:
+        boundary = "budget_bytes"
+        marker = f"\n… [truncated: {boundary}]"
+        room = max(0, budget_bytes - len(marker.encode()))
+        text = text.encode()[:room].decode("utf-8", errors="ignore") + marker
+    return ExpandResult(
+        content=text,
+        truncated=boundary is not None,
+        truncation_boundary=boundary,
+        source_revision="file:" + hashlib.sha256(section.data).hexdigest()[:12],
+        provenance=f"{where.path}:L{first}-L{last}",
+    )

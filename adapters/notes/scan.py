@@ -1,0 +1,85 @@
+"""Walk the notes folder: which files are notes, and their stat, without reading them.
+
+Directories matching ``exclude_dirs`` are never entered. Symbolic links are
+followed only when their target stays inside the root (a link pointing
+outside is skipped and reported); each real directory is entered once, so
+link cycles end.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from adapters.notes.settings import NotesSettings
+
+
+@dataclass(frozen=True)
+class FileStat:
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class ScanResult:
+    files: dict[str, FileStat] = field(default_factory=dict)
+    skipped_dirs: list[str] = field(default_factory=list)
+    skipped_links: list[str] = field(default_factory=list)
+    # notes whose path holds '#', which a locator cannot name
+    unaddressable: list[str] = field(default_factory=list)
+
+
+def scan(root: str, settings: NotesSettings) -> ScanResult:
+    """Relative POSIX path → stat of every note under ``root``."""
+    result = ScanResult()
+    real_root = os.path.realpath(root)
+    visited = {real_root}
+    pending = [(root, "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            result.skipped_dirs.append(prefix or ".")
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            is_link = entry.is_symlink()
+            try:
+                info = entry.stat(follow_symlinks=True)
+            except OSError:  # a dangling link, or an entry removed while we walk
+                if is_link:
+                    result.skipped_links.append(rel)
+                continue
+            if is_link and not _inside(os.path.realpath(entry.path), real_root):
+                result.skipped_links.append(rel)
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                if any(fnmatchcase(entry.name, pattern) for pattern in settings.exclude_dirs):
+                    result.skipped_dirs.append(rel)
+                    continue
+                real = os.path.realpath(entry.path)
+                if real in visited:
+                    continue
+                visited.add(real)
+                pending.append((entry.path, rel + "/"))
+            elif stat.S_ISREG(info.st_mode) and _wanted(rel, entry.name, settings):
+                if "#" in rel:
+                    result.unaddressable.append(rel)
+                else:
+                    result.files[rel] = FileStat(info.st_size, info.st_mtime_ns)
+    return result
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root + os.sep)
+
+
+def _wanted(rel: str, name: str, settings: NotesSettings) -> bool:
+    if not name.lower().endswith(settings.extensions):
+        return False
+    if settings.include and not any(fnmatchcase(rel, g) for g in settings.include):
+        return False
+    return not any(fnmatchcase(rel, g) for g in settings.exclude)

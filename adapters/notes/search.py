@@ -1,0 +1,412 @@
+"""Answer one search from the index: rank chunks, name exact matches, cut excerpts.
+
+Ranking is FTS5's BM25 (k1 1.2, b 0.75) over each chunk's title (its heading
+path, weighted 2) and body, multiplied by the share of the question's content
+terms the chunk holds. A natural-language question (one that lost function
+words) admits only chunks holding at least two of its content terms, so
+scaffolding cannot manufacture a hit. A query word naming a note's relative
+path or file name, or a run of query tokens spelling a declared alias or id,
+makes that note an exact-identifier hit; exact hits rank first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import combinations
+from typing import Any
+
+from adapter_sdk.lexical import AnalyzedQuery, analyze_query, tokenize
+from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
+from adapter_sdk.relevance import relevance
+from adapters.notes.chunking import split_lines
+from adapters.notes.excerpts import matched_window
+from adapters.notes.front_matter import normalize_reference
+from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
+from adapters.notes.settings import NotesSettings
+
+DEFAULT_LIMIT = 20
+MAX_ADMISSION_TERMS = 10
+MAX_IDENTIFIER_TOKENS = 8
+_WORD_TRIM = "\"'()[]{}<>,;!?`"
+_CHUNK_COLUMNS = """c.id, c.note_id, c.ordinal, c.start_line, c.end_line, c.heading,
+    c.heading_path, c.preview, n.path, n.project, n.mtime_ns, n.sha256, n.title AS doc_title,
+    n.front, n.chunk_count, t.title AS chunk_title, t.body AS chunk_body"""
+
+
+@dataclass
+class Hit:
+    row: sqlite3.Row
+    score: float = 0.0
+    matched: set[str] = field(default_factory=set)
+    occurrences: int = 0
+    length: int = 0
+    exact: bool = False
+    alias: bool = False
+
+    @property
+    def path(self) -> str:
+        return str(self.row["path"])
+
+
+@dataclass
+class SearchContext:
+    source_id: str
+    settings: NotesSettings
+    root: str
+    observed_at: datetime
+    complete: bool
+    generation: str
+
+
+def run_search(
+    conn: sqlite3.Connection, params: SearchParams, context: SearchContext
+) -> tuple[list[Candidate], dict[str, Any]]:
+    started = time.perf_counter()
+    query = analyze_query(params.query)
+    terms = set(query.content_terms)
+    where, args = _note_filters(params)
+    entity_terms = [t for entity in params.filters.entities or [] for t in tokenize(entity)]
+    required = _required_terms(query)
+    diagnostics: dict[str, Any] = {
+        "query_mode": "lexical",
+        "query_analyzer": "alnum-fold+english-function-words",
+        "query_term_count": len(query.content_terms),
+    }
+    if query.removed:
+        diagnostics["query_terms_removed"] = list(query.removed)
+    if required > 1:
+        diagnostics["query_terms_required"] = required
+    if entity_terms or params.filters.entities:
+        diagnostics["entity_filter"] = "lexical_tokens"
+    if params.as_of is not None:
+        diagnostics["as_of"] = "filter_on_mtime"
+
+    limit = params.limit or DEFAULT_LIMIT
+    pool_size = max(limit * 3, 50)
+    hits: dict[int, Hit] = {}
+    if terms:
+        match = _match_expression(query, required, entity_terms)
+        sql = (
+            "SELECT c.id, chunk_text.rank FROM chunk_text JOIN chunks c ON c.id = chunk_text.rowid"
+            " JOIN notes n ON n.id = c.note_id WHERE chunk_text MATCH ?"
+            f"{where} ORDER BY chunk_text.rank LIMIT ?"
+        )
+        ranked = conn.execute(sql, [match, *args, pool_size]).fetchall()
+        for row in _load_chunks(conn, [r[0] for r in ranked]):
+            hits[row["id"]] = Hit(row)
+        for chunk_id, rank in ranked:
+            hits[chunk_id].score = -rank
+    diagnostics["pool_size"] = len(hits)
+
+    exact = _exact_notes(conn, params.query, query, where, args)
+    for hit in hits.values():
+        _measure(hit, terms)
+    pooled_notes = {h.row["note_id"] for h in hits.values()}
+    for row in _first_chunks(conn, [n for n in exact if n not in pooled_notes]):
+        if entity_terms and not set(entity_terms) <= set(
+            tokenize(row["chunk_title"] + " " + row["chunk_body"])
+        ):
+            continue
+        hit = Hit(row)
+        _measure(hit, terms)
+        hits[row["id"]] = hit
+    identifier_coverage: dict[int, float] = {}
+    for hit in hits.values():
+        kinds = exact.get(hit.row["note_id"])
+        if kinds:
+            hit.exact = True
+            hit.alias = "alias" in kinds[0]
+            identifier_coverage[hit.row["id"]] = kinds[1]
+
+    ordered = sorted(
+        hits.values(),
+        key=lambda h: (not h.exact, -h.score * _coverage(h, terms), h.path, h.row["ordinal"]),
+    )[:limit]
+    candidates, unverified = _candidates(ordered, terms, identifier_coverage, context)
+    supersedes_problems = _attach_supersedes(conn, candidates, context.source_id)
+    if supersedes_problems:
+        diagnostics["supersedes_unresolved"] = supersedes_problems
+    if unverified:
+        diagnostics["excerpt_basis_unavailable"] = unverified
+    diagnostics["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    return candidates, diagnostics
+
+
+def _required_terms(query: AnalyzedQuery) -> int:
+    if query.normalized and 2 <= len(query.content_terms) <= MAX_ADMISSION_TERMS:
+        return 2
+    return 1
+
+
+def _match_expression(query: AnalyzedQuery, required: int, entity_terms: list[str]) -> str:
+    quoted = [f'"{t}"' for t in query.content_terms]
+    if required == 2:
+        expression = " OR ".join(f"({a} AND {b})" for a, b in combinations(quoted, 2))
+    else:
+        expression = " OR ".join(quoted)
+    if entity_terms:
+        expression = f"({expression}) AND " + " AND ".join(f'"{t}"' for t in entity_terms)
+    return expression
+
+
+def _note_filters(params: SearchParams) -> tuple[str, list[Any]]:
+    clauses, args = [], []
+    filters = params.filters
+    if filters.since is not None:
+        clauses.append("n.mtime_ns >= ?")
+        args.append(_ns(filters.since))
+    if filters.until is not None:
+        clauses.append("n.mtime_ns <= ?")
+        args.append(_ns(filters.until))
+    if params.as_of is not None:
+        clauses.append("n.mtime_ns <= ?")
+        args.append(_ns(params.as_of))
+    if filters.project is not None:
+        clauses.append("n.project = ?")
+        args.append(filters.project.lower())
+    return "".join(f" AND {c}" for c in clauses), args
+
+
+def _ns(instant: datetime) -> int:
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=UTC)
+    return int(instant.timestamp() * 1_000_000) * 1000
+
+
+def _load_chunks(conn: sqlite3.Connection, chunk_ids: list[int]) -> list[sqlite3.Row]:
+    if not chunk_ids:
+        return []
+    marks = ",".join("?" * len(chunk_ids))
+    cursor = conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    return cursor.execute(
+        f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN notes n ON n.id = c.note_id"
+        f" JOIN chunk_text t ON t.rowid = c.id WHERE c.id IN ({marks})",
+        chunk_ids,
+    ).fetchall()
+
+
+def _first_chunks(conn: sqlite3.Connection, note_ids: list[int]) -> list[sqlite3.Row]:
+    if not note_ids:
+        return []
+    marks = ",".join("?" * len(note_ids))
+    ids = conn.execute(
+        f"SELECT id FROM chunks WHERE ordinal = 0 AND note_id IN ({marks})", note_ids
+    ).fetchall()
+    return _load_chunks(conn, [r[0] for r in ids])
+
+
+def _exact_notes(
+    conn: sqlite3.Connection, raw: str, query: AnalyzedQuery, where: str, args: list[Any]
+) -> dict[int, tuple[set[str], float]]:
+    """note id → (identifier kinds matched, share of content terms the identifier spells)."""
+    names = _query_words(raw)
+    tokens = query.raw_terms
+    runs = {
+        " ".join(tokens[i:j])
+        for i in range(len(tokens))
+        for j in range(i + 1, min(len(tokens), i + MAX_IDENTIFIER_TOKENS) + 1)
+    }
+    found: dict[int, tuple[set[str], float]] = {}
+    for keys, kinds in ((names, ("path", "name")), (runs, ("alias", "id"))):
+        if not keys:
+            continue
+        marks = ",".join("?" * len(keys))
+        kind_marks = ",".join("?" * len(kinds))
+        rows = conn.execute(
+            f"SELECT i.note_id, i.kind, i.key FROM identifiers i JOIN notes n ON n.id = i.note_id"
+            f" WHERE i.key IN ({marks}) AND i.kind IN ({kind_marks}){where}",
+            [*keys, *kinds, *args],
+        ).fetchall()
+        for note_id, kind, key in rows:
+            spelled = set(tokenize(key)) & set(query.content_terms)
+            share = len(spelled) / len(query.content_terms) if query.content_terms else 1.0
+            kinds_seen, best = found.get(note_id, (set(), 0.0))
+            kinds_seen.add(kind)
+            found[note_id] = (kinds_seen, max(best, share))
+    return found
+
+
+def _query_words(raw: str) -> set[str]:
+    words = set()
+    for word in raw.split():
+        word = word.strip(_WORD_TRIM).rstrip(".").lower()
+        if not word:
+            continue
+        words.add(word)
+        if "#" in word:
+            words.add(word.split("#", 1)[0])
+        if ":" in word:
+            local = word.split(":", 1)[1]
+            words.add(local)
+            words.add(local.split("#", 1)[0])
+    return {w for w in words if w}
+
+
+def _measure(hit: Hit, terms: set[str]) -> None:
+    record_terms = tokenize(hit.row["chunk_title"]) + tokenize(hit.row["chunk_body"])
+    hit.length = len(record_terms)
+    for term in record_terms:
+        if term in terms:
+            hit.matched.add(term)
+            hit.occurrences += 1
+
+
+def _coverage(hit: Hit, terms: set[str]) -> float:
+    return len(hit.matched) / len(terms) if terms else 0.0
+
+
+def _candidates(
+    hits: list[Hit], terms: set[str], identifier_coverage: dict[int, float], context: SearchContext
+) -> tuple[list[Candidate], int]:
+    live = {h.path: _live_lines(context, h.path, h.row["sha256"]) for h in hits}
+    unverified = 0
+    candidates = []
+    for rank, hit in enumerate(hits, start=1):
+        row = hit.row
+        front = json.loads(row["front"])
+        lines = live[hit.path]
+        excerpt: str | None = None
+        kind: ExcerptKind | None = None
+        if lines is None:
+            unverified += 1
+        else:
+            body_from = row["start_line"] + 1 if row["heading"] else row["start_line"]
+            excerpt = matched_window(lines[body_from - 1 : row["end_line"]], hit.matched)
+            kind = ExcerptKind.matched
+            if excerpt is None:
+                excerpt, kind = row["preview"] or None, ExcerptKind.preview
+        lexical_relevance = relevance(len(hit.matched), len(terms), hit.occurrences, hit.length)
+        signals = [MatchSignal.lexical] if hit.matched else []
+        if hit.exact:
+            signals.append(MatchSignal.exact_identifier)
+            if hit.alias:
+                signals.append(MatchSignal.alias)
+        candidate_relevance = max(lexical_relevance, identifier_coverage.get(row["id"], 0.0))
+        candidates.append(
+            Candidate(
+                candidate_id=f"{hit.path}#c{row['ordinal']}",
+                source_record_id=hit.path,
+                locator=f"{context.source_id}:{hit.path}#L{row['start_line']}-L{row['end_line']}",
+                record_type="document",
+                title=row["chunk_title"],
+                excerpt=excerpt,
+                excerpt_kind=kind if excerpt else None,
+                local_rank=rank,
+                local_score=round(hit.score * _coverage(hit, terms), 6),
+                relevance=round(min(candidate_relevance, 1.0), 6),
+                match_signals=signals or None,
+                observed_at=context.observed_at,
+                confirmed_at=context.observed_at if context.complete else None,
+                event_time=datetime.fromtimestamp(row["mtime_ns"] / 1e9, tz=UTC),
+                valid_from=front.get("valid_from"),
+                valid_to=front.get("valid_to"),
+                source_revision="file:" + row["sha256"][:12],
+                sensitivity=Sensitivity.internal,
+                metadata=_metadata(row, front, context.generation),
+                content_fingerprint=hashlib.sha256(
+                    " ".join(tokenize(row["chunk_body"])).encode()
+                ).hexdigest()[:16],
+            )
+        )
+    return candidates, unverified
+
+
+def _live_lines(context: SearchContext, path: str, sha256: str) -> list[str] | None:
+    """The note's lines, only if the file is byte-for-byte the revision that was indexed."""
+    try:
+        with open(os.path.join(context.root, path), "rb") as handle:
+            data = handle.read(context.settings.max_file_bytes + 1)
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != sha256:
+        return None
+    return split_lines(data.decode("utf-8"))
+
+
+def _metadata(row: sqlite3.Row, front: dict[str, Any], generation: str) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "path": row["path"],
+        "heading": row["heading"],
+        "heading_path": json.loads(row["heading_path"]),
+        "start_line": row["start_line"],
+        "end_line": row["end_line"],
+        "chunk_index": row["ordinal"],
+        "chunk_count": row["chunk_count"],
+        "doc_title": row["doc_title"],
+        "project": row["project"],
+        "generation": generation,
+    }
+    for key, target in (("tags", "tags"), ("aliases", "aliases"), ("id", "note_id")):
+        if front.get(key):
+            metadata[target] = front[key]
+    if front.get("supersedes"):
+        metadata["supersedes"] = list(front["supersedes"])
+    if front.get("problems"):
+        metadata["front_matter_problems"] = front["problems"]
+    return metadata
+
+
+def _attach_supersedes(
+    conn: sqlite3.Connection, candidates: list[Candidate], source_id: str
+) -> list[dict[str, Any]]:
+    """Replace raw ``supersedes`` references by locators; report those that do not resolve."""
+    problems = []
+    resolved_cache: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
+    for candidate in candidates:
+        metadata = candidate.metadata or {}
+        refs = metadata.get("supersedes")
+        if not refs:
+            continue
+        path = metadata["path"]
+        if path not in resolved_cache:
+            resolved_cache[path] = resolve_supersedes(conn, path, refs)
+        targets, issues = resolved_cache[path]
+        if targets:
+            metadata["supersedes"] = [f"{source_id}:{t}" for t in targets]
+        else:
+            del metadata["supersedes"]
+        problems.extend(i for i in issues if i not in problems)
+    return problems
+
+
+def resolve_supersedes(
+    conn: sqlite3.Connection, path: str, refs: list[str]
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Relative paths of the notes ``path`` supersedes, and the references that did not
+    name exactly one other note (``ambiguous`` lists the candidates; never guessed)."""
+    targets: list[str] = []
+    issues: list[dict[str, Any]] = []
+    for ref in refs:
+        ref = normalize_reference(ref)
+        key = ref.lower()
+        if "/" in key:
+            rows = conn.execute(
+                "SELECT DISTINCT n.path FROM identifiers i JOIN notes n ON n.id = i.note_id"
+                " WHERE i.kind = 'path' AND i.key IN (?, ?)",
+                (key, _without_extension(key)),
+            ).fetchall()
+        else:
+            stem = _without_extension(key)
+            rows = conn.execute("SELECT path FROM notes WHERE stem = ?", (stem,)).fetchall()
+        found = sorted(r[0] for r in rows if r[0] != path)
+        if len(found) == 1:
+            targets.append(found[0])
+        elif found:
+            issues.append({"note": path, "supersedes": ref, "ambiguous": found})
+        else:
+            issues.append({"note": path, "supersedes": ref, "unresolved": True})
+    return list(dict.fromkeys(targets)), issues
+
+
+def _without_extension(ref: str) -> str:
+    for extension in NOTE_EXTENSIONS:
+        if ref.endswith(extension):
+            return ref[: -len(extension)]
+    return ref

@@ -1,0 +1,122 @@
+"""The notes adapter's settings: defaults, validation and the schema it publishes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from adapter_sdk.protocol import ErrorCode, RpcError
+
+DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt")
+DEFAULT_EXCLUDE_DIRS = (".*", "node_modules")
+DEFAULT_MAX_FILE_BYTES = 1 << 20
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "extensions": {
+            "type": "array",
+            "items": {"type": "string", "pattern": r"^\.[^/\\]+$"},
+            "default": list(DEFAULT_EXTENSIONS),
+            "description": "File extensions read as notes (case-insensitive).",
+        },
+        "include": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "default": [],
+            "description": "Globs over the relative POSIX path ('*' crosses '/'); "
+            "when non-empty a note must match one of them.",
+        },
+        "exclude": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "default": [],
+            "description": "Globs over the relative POSIX path; a matching note is skipped.",
+        },
+        "exclude_dirs": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "pattern": r"^[^/]+$"},
+            "default": list(DEFAULT_EXCLUDE_DIRS),
+            "description": "Directory-name globs never descended into "
+            "(hidden folders such as .git, and node_modules by default).",
+        },
+        "max_file_bytes": {
+            "type": "integer",
+            "minimum": 1,
+            "default": DEFAULT_MAX_FILE_BYTES,
+            "description": "Larger notes are not indexed; they are reported as failures "
+            "and make coverage partial.",
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class NotesSettings:
+    extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    exclude_dirs: tuple[str, ...] = DEFAULT_EXCLUDE_DIRS
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+    @property
+    def digest(self) -> str:
+        """12 hex naming everything that changes what gets indexed."""
+        blob = json.dumps(
+            [self.extensions, self.include, self.exclude, self.exclude_dirs, self.max_file_bytes]
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def parse_settings(raw: dict[str, Any] | None) -> NotesSettings:
+    """Validate ``[sources.settings]``; any problem is a -32602 naming the key."""
+    raw = raw or {}
+    known = SETTINGS_SCHEMA["properties"].keys()
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise RpcError(
+            ErrorCode.invalid_params,
+            f"unknown notes setting(s) {', '.join(map(repr, unknown))}; "
+            f"known settings: {', '.join(sorted(known))}",
+        )
+    values: dict[str, Any] = {}
+    for key in ("extensions", "include", "exclude", "exclude_dirs"):
+        if key in raw:
+            values[key] = _string_list(key, raw[key])
+    if "extensions" in values:
+        extensions = tuple(e.lower() for e in values["extensions"])
+        bad = [e for e in extensions if not e.startswith(".") or "/" in e or len(e) < 2]
+        if bad or not extensions:
+            raise RpcError(
+                ErrorCode.invalid_params,
+                f"setting 'extensions' needs entries like \".md\"; got {list(values['extensions'])}",
+            )
+        values["extensions"] = extensions
+    if any("/" in d for d in values.get("exclude_dirs", ())):
+        raise RpcError(
+            ErrorCode.invalid_params,
+            "setting 'exclude_dirs' holds directory-name globs without '/'; "
+            "use 'exclude' for path globs",
+        )
+    if "max_file_bytes" in raw:
+        size = raw["max_file_bytes"]
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise RpcError(
+                ErrorCode.invalid_params,
+                f"setting 'max_file_bytes' must be a positive integer; got {size!r}",
+            )
+        values["max_file_bytes"] = size
+    return NotesSettings(**values)
+
+
+def _string_list(key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise RpcError(
+            ErrorCode.invalid_params,
+            f"setting {key!r} must be a list of non-empty strings; got {value!r}",
+        )
+    return tuple(value)

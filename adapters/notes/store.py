@@ -1,0 +1,164 @@
+"""The persistent index: one SQLite file in the adapter's workdir.
+
+Tables: ``notes`` (one row per indexed file: stat, content hash, title, front
+matter), ``chunks`` (line ranges and headings), ``chunk_text`` (FTS5 over each
+chunk's title and body, keyed by the chunk's rowid), ``identifiers`` (paths,
+names, aliases and ids a query may name exactly), ``failures`` (files that
+could not be indexed, and why) and ``meta`` (format, root, settings digest,
+watermark, generation). The file is a cache: when it is unreadable, from
+another format, or built for another folder or settings, it is rebuilt.
+
+Each thread gets its own connection (the SDK runs handlers in worker
+threads); writers serialize on ``write_lock``; WAL lets readers proceed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+FORMAT = "notes-fts5/1"
+TITLE_WEIGHT = 2.0
+BODY_WEIGHT = 1.0
+_CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+
+SCHEMA = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE notes(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    stem TEXT NOT NULL,
+    project TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    checked_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    title TEXT NOT NULL,
+    front TEXT NOT NULL,
+    has_supersedes INTEGER NOT NULL,
+    has_problems INTEGER NOT NULL,
+    chunk_count INTEGER NOT NULL
+);
+CREATE INDEX notes_stem ON notes(stem);
+CREATE TABLE chunks(
+    id INTEGER PRIMARY KEY,
+    note_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    heading_path TEXT NOT NULL,
+    preview TEXT NOT NULL
+);
+CREATE INDEX chunks_note ON chunks(note_id, ordinal);
+CREATE VIRTUAL TABLE chunk_text USING fts5(
+    title, body, tokenize = "unicode61 remove_diacritics 0"
+);
+INSERT INTO chunk_text(chunk_text, rank) VALUES ('rank', 'bm25({TITLE_WEIGHT}, {BODY_WEIGHT})');
+CREATE TABLE identifiers(key TEXT NOT NULL, note_id INTEGER NOT NULL, kind TEXT NOT NULL);
+CREATE INDEX identifiers_key ON identifiers(key);
+CREATE INDEX identifiers_note ON identifiers(note_id);
+CREATE TABLE failures(
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    checked_ns INTEGER NOT NULL,
+    reason TEXT NOT NULL
+);
+"""
+
+
+def is_corruption(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        getattr(exc, "sqlite_errorcode", None) in _CORRUPTION_CODES
+        or "malformed" in str(exc)
+        or "not a database" in str(exc)
+    )
+
+
+class Store:
+    def __init__(self, path: str, root: str, settings_digest: str) -> None:
+        self.path = path
+        self.identity = {"format": FORMAT, "root": root, "settings": settings_digest}
+        self.write_lock = threading.RLock()
+        self._local = threading.local()
+        self._epoch = 0
+        self.rebuilt_reason: str | None = None
+
+    def open(self) -> None:
+        """Open the index, starting afresh when it is corrupt or was built differently."""
+        with self.write_lock:
+            try:
+                reason = self._mismatch()
+            except sqlite3.DatabaseError as exc:
+                reason = f"index file was unreadable ({exc}); rebuilt"
+            if reason is None:
+                return
+            self.discard()
+            conn = self.conn()
+            conn.executescript(SCHEMA)
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", self.identity.items())
+            self.rebuilt_reason = reason
+
+    def _mismatch(self) -> str | None:
+        if not os.path.exists(self.path):
+            return "no index yet"
+        conn = self.conn()
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "meta" not in tables:
+            return "index file held no notes index; rebuilt"
+        stored = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        for key, value in self.identity.items():
+            if stored.get(key) != value:
+                return f"index {key} changed; rebuilt"
+        return None
+
+    def discard(self) -> None:
+        """Delete the index file (and its WAL); every thread reconnects afterwards."""
+        with self.write_lock:
+            self._close_local()
+            self._epoch += 1
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(self.path + suffix)
+                except FileNotFoundError:
+                    pass
+
+    def conn(self) -> sqlite3.Connection:
+        local = self._local
+        if getattr(local, "conn", None) is None or local.epoch != self._epoch:
+            self._close_local()
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=5000")
+            local.conn, local.epoch = conn, self._epoch
+        return local.conn  # type: ignore[no-any-return]
+
+    def _close_local(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.write_lock:
+            conn = self.conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def meta(self, key: str, default: str = "") -> str:
+        row = self.conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def close(self) -> None:
+        self._close_local()

@@ -1,0 +1,14 @@
+"""Entry point: ``python -m adapters.tasks`` / ``recall-tasks`` serves protocol v1 on stdio."""
+
+from __future__ import annotations
+
+
+def main() -> None:
+    from adapter_sdk.server import run
+    from adapters.tasks.adapter import TasksAdapter
+
+    run(TasksAdapter())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""The task record both store formats are read into, and its cache encoding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+CLOSED_STATUSES = frozenset({"completed", "deleted"})
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    entry: datetime | None
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """One task. ``record_id`` is the Taskwarrior UUID or the todo.txt stable id."""
+
+    record_id: str
+    description: str
+    status: str
+    working_id: int | None = None
+    project: str | None = None
+    projects: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    contexts: tuple[str, ...] = ()
+    priority: str | None = None
+    due: datetime | None = None
+    entry: datetime | None = None
+    end: datetime | None = None
+    modified: datetime | None = None
+    urgency: float | None = None
+    annotations: tuple[Annotation, ...] = ()
+    attributes: dict[str, str] = field(default_factory=dict)
+    file: str | None = None
+    line: int | None = None
+    unparsed: bool = False
+
+    @property
+    def short_id(self) -> str:
+        return self.record_id[:8]
+
+    def as_of(self, instant: datetime) -> TaskRecord:
+        """This task as it stood at ``instant``: closed later means still pending then."""
+        annotations = tuple(a for a in self.annotations if a.entry is None or a.entry <= instant)
+        if self.status in CLOSED_STATUSES and self.end is not None and self.end > instant:
+            return replace(self, status="pending", end=None, annotations=annotations)
+        return replace(self, annotations=annotations)
+
+    def to_cache(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        for name in self.__slots__:  # type: ignore[attr-defined]
+            value = getattr(self, name)
+            if isinstance(value, datetime):
+                value = value.isoformat()
+            elif name == "annotations":
+                value = [[_iso(a.entry), a.description] for a in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            data[name] = value
+        return data
+
+    @classmethod
+    def from_cache(cls, data: dict[str, Any]) -> TaskRecord:
+        values = dict(data)
+        for name in ("due", "entry", "end", "modified"):
+            values[name] = _parse_iso(values.get(name))
+        for name in ("projects", "tags", "contexts"):
+            values[name] = tuple(values.get(name) or ())
+        values["annotations"] = tuple(
+            Annotation(_parse_iso(entry), text) for entry, text in values.get("annotations") or ()
+        )
+        return cls(**values)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _parse_iso(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None

@@ -1,0 +1,143 @@
+"""The cached view of the task store, so an unchanged store is never re-read.
+
+Three tiers, cheapest first:
+
+1. the (size, mtime_ns) of each data file equals the key of the snapshot held
+   in memory or persisted in the workdir → that snapshot is used as is;
+2. the key differs but the content hash of the data files equals the cached
+   one (a touch, a rewrite with the same bytes) → the cached records are kept
+   and the new key persisted;
+3. otherwise the loader runs (``task export`` or the todo.txt parser) and the
+   result is persisted, unless the files changed while it ran.
+
+The cache is a rebuildable convenience: deleting it changes latency only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from adapter_sdk.server import log
+from adapters.tasks.model import TaskRecord
+
+CACHE_FORMAT = 1
+CACHE_FILE = "tasks-snapshot.json"
+
+FileKey = tuple[tuple[str, int, int] | tuple[str, None, None], ...]
+# (file contents by name, seconds left) -> (records, unparsed line references)
+Loader = Callable[[dict[str, bytes], float], tuple[list[TaskRecord], list[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    records: list[TaskRecord]
+    watermark: str
+    unparsed_lines: list[str]
+    basis: str  # memory | cache | revalidated | loaded
+
+
+class SnapshotStore:
+    """``files`` are the store's data files; ``identity`` names the store and mode."""
+
+    def __init__(self, files: list[Path], workdir: Path, identity: str, loader: Loader) -> None:
+        self.files = files
+        self.cache_path = workdir / CACHE_FILE
+        self.identity = identity
+        self.loader = loader
+        self.loads = 0
+        self._lock = threading.Lock()
+        self._key: FileKey | None = None
+        self._snapshot: Snapshot | None = None
+
+    def current(self, timeout: float) -> Snapshot:
+        with self._lock:
+            key = self._file_key()
+            if self._snapshot is not None and key == self._key:
+                return _with_basis(self._snapshot, "memory")
+            cached = self._read_cache()
+            if cached is not None and cached[0] == key:
+                return self._keep(key, _with_basis(cached[1], "cache"))
+            contents = self._read_contents()
+            watermark = content_watermark(contents)
+            if cached is not None and cached[1].watermark == watermark:
+                snapshot = _with_basis(cached[1], "revalidated")
+                self._write_cache(key, snapshot)
+                return self._keep(key, snapshot)
+            records, unparsed = self.loader(contents, timeout)
+            self.loads += 1
+            snapshot = Snapshot(records, watermark, unparsed, "loaded")
+            if self._file_key() == key:
+                self._write_cache(key, snapshot)
+                return self._keep(key, snapshot)
+            return snapshot  # the store changed under us: serve it, cache nothing
+
+    def _keep(self, key: FileKey, snapshot: Snapshot) -> Snapshot:
+        self._key, self._snapshot = key, snapshot
+        return snapshot
+
+    def _file_key(self) -> FileKey:
+        key: list[tuple[str, int, int] | tuple[str, None, None]] = []
+        for path in self.files:
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                key.append((path.name, None, None))
+            else:
+                key.append((path.name, stat.st_size, stat.st_mtime_ns))
+        return tuple(key)
+
+    def _read_contents(self) -> dict[str, bytes]:
+        contents = {}
+        for path in self.files:
+            try:
+                contents[path.name] = path.read_bytes()
+            except FileNotFoundError:
+                continue
+        return contents
+
+    def _read_cache(self) -> tuple[FileKey, Snapshot] | None:
+        try:
+            data = orjson.loads(self.cache_path.read_bytes())
+            if data["format"] != CACHE_FORMAT or data["identity"] != self.identity:
+                return None
+            key: FileKey = tuple(tuple(entry) for entry in data["key"])  # type: ignore[misc]
+            records = [TaskRecord.from_cache(item) for item in data["records"]]
+            return key, Snapshot(records, data["watermark"], data["unparsed_lines"], "cache")
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent or unreadable cache: rebuilt from the store
+
+    def _write_cache(self, key: FileKey, snapshot: Snapshot) -> None:
+        payload = {
+            "format": CACHE_FORMAT,
+            "identity": self.identity,
+            "key": [list(entry) for entry in key],
+            "watermark": snapshot.watermark,
+            "unparsed_lines": snapshot.unparsed_lines,
+            "records": [record.to_cache() for record in snapshot.records],
+        }
+        staging = self.cache_path.with_name(f".{CACHE_FILE}.{os.getpid()}.tmp")
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            staging.write_bytes(orjson.dumps(payload))
+            os.replace(staging, self.cache_path)
+        except OSError as exc:
+            log(f"tasks: snapshot cache not written to {self.cache_path}: {exc}")
+
+
+def content_watermark(contents: dict[str, bytes]) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(contents):
+        digest.update(name.encode() + b"\0" + str(len(contents[name])).encode() + b"\0")
+        digest.update(contents[name])
+    return f"sha256:{digest.hexdigest()[:16]}"
+
+
+def _with_basis(snapshot: Snapshot, basis: str) -> Snapshot:
+    return Snapshot(snapshot.records, snapshot.watermark, snapshot.unparsed_lines, basis)

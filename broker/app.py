@@ -1,0 +1,321 @@
+"""The application layer: one code path for query, expand, refresh and sources.
+
+Every surface (CLI, HTTP, MCP, Sidecar, evaluation) calls a :class:`Broker`.
+Surfaces parse and render; ranking, filtering, verdicts and shaping happen here
+and in the pure modules this one calls. The clock is read here, never in them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+
+from adapter_sdk.protocol import SearchParams
+from broker.admission import admit, failure_report, stamp
+from broker.config import Config, SourceConfig
+from broker.contracts import (
+    DEFAULT_RESPONSE_TOKENS,
+    NON_DEGRADING_REASONS,
+    Candidate,
+    Coverage,
+    ExpandRequest,
+    ExpandResponse,
+    Freshness,
+    Outcome,
+    QueryRequest,
+    QueryResponse,
+    RefreshRequest,
+    RefreshResponse,
+    SearchOutcome,
+    SkipReason,
+    SourceReport,
+    Suppression,
+    SuppressionReason,
+)
+from broker.expand import expand as expand_locator
+from broker.fusion import FusionParams, SourceFacts, fuse
+from broker.listing import list_sources
+from broker.plan import QueryPlan, Target, adapter_spec, plan_query
+from broker.refresh import Progress
+from broker.refresh import refresh as refresh_sources
+from broker.shaping import shape
+from broker.supervise import AdapterFailure, Supervisor
+
+SUCCESSOR_SEARCH_LIMIT = 5
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Broker:
+    """A configuration plus a pool of adapter processes."""
+
+    def __init__(self, config: Config, supervisor: Supervisor) -> None:
+        self.config = config
+        self.supervisor = supervisor
+
+    async def expand(self, request: ExpandRequest) -> ExpandResponse:
+        return await expand_locator(self.config, self.supervisor, request)
+
+    async def refresh(
+        self, request: RefreshRequest, progress: Progress | None = None
+    ) -> RefreshResponse:
+        return await refresh_sources(self.config, self.supervisor, request, progress)
+
+    async def sources(self, profile: str = "") -> dict[str, Any]:
+        return await list_sources(self.config, self.supervisor, profile)
+
+    # -- query ---------------------------------------------------------------
+
+    async def query(self, request: QueryRequest) -> QueryResponse:
+        started = now()
+        clock = time.perf_counter_ns()
+        plan = await plan_query(self.config, self.supervisor, request, started)
+
+        searched: dict[str, tuple[SourceReport, list[Candidate]]] = {}
+        above_ceiling = 0
+
+        async def search(target: Target) -> None:
+            nonlocal above_ceiling
+            report, candidates, dropped = await self._search(plan, target, target.params)
+            searched[target.source.source_uid] = (report, candidates)
+            above_ceiling += dropped
+
+        async with anyio.create_task_group() as tasks:
+            for target in plan.targets:
+                tasks.start_soon(search, target)
+
+        reports = [searched[t.source.source_uid][0] for t in plan.targets]
+        reports += [
+            SourceReport(
+                source_uid=e.source.source_uid,
+                source_id=e.source.source_id,
+                outcome=SearchOutcome.skipped,
+                reason=e.reason,
+                diagnostics=e.diagnostics,
+            )
+            for e in plan.exclusions
+        ]
+        pool = [c for t in plan.targets for c in searched[t.source.source_uid][1]]
+        facts = {
+            t.source.source_uid: self._facts(t, len(searched[t.source.source_uid][1]))
+            for t in plan.targets
+        }
+        params = FusionParams(
+            query=request.query,
+            evaluated_at=plan.evaluated_at,
+            relevance_floor=plan.relevance_floor,
+            limit=plan.limit,
+            mode=request.mode,
+            suppress_lineages=frozenset(request.suppress_lineages or ()),
+            include_stale=request.include_stale,
+        )
+        uid_by_id = {s.source_id: s.source_uid for s in self.config.sources}
+        fused = fuse(pool, facts, uid_by_id, params)
+        if fused.missing_successors:
+            extra = await self._fetch_successors(plan, fused.missing_successors)
+            if extra:
+                fused = fuse(pool + extra, facts, uid_by_id, params)
+
+        suppressed: list[Suppression] = []
+        if above_ceiling:
+            suppressed.append(Suppression(reason=SuppressionReason.sensitivity, count=above_ceiling))
+        suppressed += fused.suppressed
+        for result in fused.results:
+            target = next(t for t in plan.targets if t.source.source_uid == result.explanation.source_uid)
+            result.explanation.freshness = self._freshness(
+                target, searched[target.source.source_uid][0], result.primary, request
+            )
+
+        response = QueryResponse(
+            results=fused.results,
+            source_outcomes=reports,
+            plan=plan.report(now()),
+            suppressed=suppressed,
+            outcome=decide_outcome(bool(fused.results), reports),
+            coverage=decide_coverage(reports),
+            truncated=fused.truncated,
+            dropped_results=fused.dropped_results,
+        )
+        if fused.temporal_problems:
+            response.temporal_problems = fused.temporal_problems
+        tokens = request.budget.response_tokens
+        response = shape(response, DEFAULT_RESPONSE_TOKENS if tokens == 0 else tokens, request.budget.surface)
+        response.elapsed_ns = time.perf_counter_ns() - clock
+        return response
+
+    async def _search(
+        self, plan: QueryPlan, target: Target, params: SearchParams
+    ) -> tuple[SourceReport, list[Candidate], int]:
+        source = target.source
+        clock = time.perf_counter_ns()
+        try:
+            result = await target.client.search(params)
+        except AdapterFailure as failure:
+            report = failure_report(
+                failure,
+                source_uid=source.source_uid,
+                source_id=source.source_id,
+                elapsed_ns=time.perf_counter_ns() - clock,
+                timeout_budget=target.timeout_budget,
+                timeout_limit_ns=int(target.timeout_limit.total_seconds() * 1e9),
+                deadline=params.deadline,
+            )
+            return report, [], 0
+        admitted = admit(
+            result,
+            source_uid=source.source_uid,
+            source_id=source.source_id,
+            floor=source.sensitivity,
+            ceiling=plan.profile.max_sensitivity,
+            elapsed_ns=time.perf_counter_ns() - clock,
+        )
+        report = admitted.report
+        report.cold_start_ns = target.health.cold_start_ns
+        report.index_generation = target.health.index_generation
+        report.confirmed_at = target.health.last_success_at
+        return report, admitted.candidates, admitted.above_ceiling
+
+    async def _fetch_successors(self, plan: QueryPlan, locators: list[str]) -> list[Candidate]:
+        """Look up successors the query did not retrieve, by locator, within the deadline."""
+        usable = plan.deadline - plan.fusion_reserve
+        found: list[Candidate] = []
+
+        async def fetch(locator: str) -> None:
+            source_id, _, local = locator.partition(":")
+            target = next((t for t in plan.targets if t.source.source_id == source_id), None)
+            if target is None or not local or usable <= now():
+                return
+            record = local.split("#", 1)[0]
+            params = SearchParams(
+                query=record, limit=SUCCESSOR_SEARCH_LIMIT, deadline=usable, as_of=target.params.as_of
+            )
+            try:
+                result = await target.client.search(params)
+            except AdapterFailure:
+                return
+            for wire in result.candidates or []:
+                wire_local = wire.locator.split(":", 1)[-1]
+                if record not in (wire.source_record_id, wire_local, wire_local.split("#", 1)[0]):
+                    continue
+                candidate = stamp(
+                    wire,
+                    source_uid=target.source.source_uid,
+                    source_id=source_id,
+                    floor=target.source.sensitivity,
+                )
+                if candidate is not None and candidate.sensitivity <= plan.profile.max_sensitivity:
+                    candidate.metadata = {**(candidate.metadata or {}), "promoted_successor": True}
+                    found.append(candidate)
+
+        async with anyio.create_task_group() as tasks:
+            for locator in dict.fromkeys(locators):
+                tasks.start_soon(fetch, locator)
+        return sorted(found, key=lambda c: (c.locator, c.candidate_id))
+
+    def _facts(self, target: Target, pool_size: int) -> SourceFacts:
+        source = target.source
+        upstream = target.manifest.derives_from
+        upstream_source = self.config.source(upstream) if upstream else None
+        return SourceFacts(
+            source_uid=source.source_uid,
+            source_id=source.source_id,
+            base_prior=source.base_prior,
+            intent_priors=dict(source.intent_priors),
+            derives_from_uid=upstream_source.source_uid if upstream_source else None,
+            location_key=_location_key(source),
+            pool_size=pool_size,
+        )
+
+    def _freshness(
+        self, target: Target, report: SourceReport, primary: Candidate, request: QueryRequest
+    ) -> Freshness:
+        health = target.health
+        return Freshness(
+            mode=target.source.freshness_mode or target.manifest.freshness_modes[0],
+            source_revision=report.source_watermark,
+            index_generation=health.index_generation,
+            index_model=health.index_model,
+            index_config=health.index_config,
+            observed_at=primary.observed_at,
+            confirmed_at=primary.confirmed_at,
+            as_of_honored=str(target.manifest.as_of_support) if request.as_of else None,
+        )
+
+
+def _location_key(source: SourceConfig) -> str | None:
+    if source.location is None:
+        return None
+    return f"{source.location_kind or 'opaque'}:{source.location}"
+
+
+# -- outcome and coverage ------------------------------------------------------
+
+
+def decide_outcome(has_results: bool, reports: list[SourceReport]) -> Outcome:
+    """Decided on fused results, before shaping; never a threshold on scores."""
+    if has_results:
+        return Outcome.answered
+    asked = [r for r in reports if r.outcome != SearchOutcome.skipped]
+    answered = [r for r in asked if r.outcome in (SearchOutcome.success, SearchOutcome.partial)]
+    return Outcome.failed if asked and not answered else Outcome.abstained
+
+
+def decide_coverage(reports: list[SourceReport]) -> Coverage:
+    for report in reports:
+        if report.outcome == SearchOutcome.skipped:
+            if report.reason not in NON_DEGRADING_REASONS:
+                return Coverage.degraded
+        elif report.outcome != SearchOutcome.success:
+            return Coverage.degraded
+    searched = any(r.outcome != SearchOutcome.skipped for r in reports)
+    if not searched and any(r.reason == SkipReason.not_applicable for r in reports):
+        return Coverage.degraded  # nobody looked
+    return Coverage.complete
+
+
+def exit_code(response: QueryResponse) -> int:
+    """Most severe wins: failed 4 > degraded 3 > abstained 2 > answered 0."""
+    if response.outcome == Outcome.failed:
+        return 4
+    if response.coverage == Coverage.degraded:
+        return 3
+    if response.outcome == Outcome.abstained:
+        return 2
+    return 0
+
+
+@asynccontextmanager
+async def open_broker(config: Config) -> AsyncIterator[Broker]:
+    """A broker whose adapter processes all end when the block exits.
+
+    An error raised in the block reaches the caller as itself, not wrapped in
+    the exception group of the supervisor's task group.
+    """
+    error: Exception | None = None
+    async with Supervisor() as supervisor:
+        try:
+            yield Broker(config, supervisor)
+        except Exception as exc:
+            error = exc
+    if error is not None:
+        raise error
+
+
+def run(config: Config, work: Callable[[Broker], Any]) -> Any:
+    """Run ``await work(broker)`` to completion from synchronous code."""
+
+    async def main() -> Any:
+        async with open_broker(config) as broker:
+            return await work(broker)
+
+    return anyio.run(main)
+
+
+__all__ = ["Broker", "adapter_spec", "decide_coverage", "decide_outcome", "exit_code", "open_broker", "run"]

@@ -1,0 +1,38 @@
+"""Adapters shipped with recall: registered without the user writing a command."""
+
+from __future__ import annotations
+
+import sys
+
+from broker.config.model import BUILTIN, AdapterRegistration
+
+BUILTIN_FRESHNESS: dict[str, list[str]] = {
+    "notes": ["indexed"],
+    "tasks": ["live"],
+    "gmail": ["live", "indexed"],  # the API is live; a Takeout mbox is indexed
+    "eventstore": ["live"],
+}
+
+# Names other implementations use for the same built-in adapter.
+ALIASES: dict[str, str] = {"documents": "notes"}
+
+RESERVED_NAMES = frozenset(BUILTIN_FRESHNESS) | frozenset(ALIASES)
+
+
+def canonical_adapter_name(name: str) -> str:
+    return ALIASES.get(name, name)
+
+
+def builtin_registrations() -> dict[str, AdapterRegistration]:
+    return {
+        name: AdapterRegistration(
+            name=name,
+            builtin=True,
+            argv=[sys.executable, "-m", f"adapters.{name}"],
+            env={},
+            freshness_modes=list(modes),
+            conformance=None,
+            origin=BUILTIN,
+        )
+        for name, modes in BUILTIN_FRESHNESS.items()
+    }

@@ -1,0 +1,201 @@
+"""``recall config explain``: the merged configuration and the file behind every value."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from broker.config.model import AdapterRegistration, Config, Origin, Profile, SourceConfig
+
+DEFAULT_KEYS = ("profile", "timeout_ms", "fusion_reserve_ms", "max_results", "relevance_floor")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Enum):
+        return value.value
+    return value
+
+
+def _field(value: Any, origin: Origin) -> dict[str, Any]:
+    return {
+        "value": _plain(value),
+        "layer": origin.layer.value,
+        "origin": str(origin.file) if origin.file is not None else None,
+    }
+
+
+def _source(source: SourceConfig) -> dict[str, Any]:
+    o = source.origin
+    location_origin = o("location")
+    fields = {
+        "adapter": _field(source.adapter, o("adapter")),
+        "base_dir": _field(source.base_dir, source.declared_in),
+        "base_prior": _field(source.base_prior, o("base_prior")),
+        "enabled": _field(source.enabled, o("enabled")),
+        "freshness_mode": _field(source.freshness_mode, o("freshness_mode")),
+        "freshness_policy": _field(source.freshness_policy, o("freshness_policy")),
+        "location": _field(source.location, location_origin),
+        "location_kind": _field(source.location_kind, o("location_kind")),
+        "location_kind_explicit": _field(source.location_kind_explicit, o("location_kind")),
+        "location_original": _field(source.location_original, location_origin),
+        "location_rewritten": _field(
+            source.location is not None and source.location != source.location_original,
+            location_origin,
+        ),
+        "record_types": _field(source.record_types, o("record_types")),
+        "sensitivity": _field(source.sensitivity, o("sensitivity")),
+        "source_id": _field(source.source_id, o("source_id")),
+        "source_uid": _field(source.source_uid, o("source_uid")),
+        "timeout_ms": _field(source.timeout_ms, o("timeout_ms")),
+    }
+    return {
+        "source_uid": source.source_uid,
+        "source_id": source.source_id,
+        "declared_in": str(source.declared_in.file) if source.declared_in.file else None,
+        "fields": fields,
+        "intent_priors": {
+            k: _field(v, o(f"intent_priors.{k}")) for k, v in sorted(source.intent_priors.items())
+        },
+        "settings": {k: _field(v, o(f"settings.{k}")) for k, v in sorted(source.settings.items())},
+    }
+
+
+def _adapter(adapter: AdapterRegistration) -> dict[str, Any]:
+    return {
+        "name": adapter.name,
+        "builtin": adapter.builtin,
+        "argv": adapter.argv,
+        "env": dict(sorted(adapter.env.items())),
+        "freshness_modes": adapter.freshness_modes,
+        "conformance": str(adapter.conformance) if adapter.conformance else None,
+        "layer": adapter.origin.layer.value,
+        "origin": str(adapter.origin.file) if adapter.origin.file else None,
+    }
+
+
+def _profile(profile: Profile) -> dict[str, Any]:
+    return {
+        "name": profile.name,
+        "sources": profile.sources,
+        "max_sensitivity": profile.max_sensitivity.value,
+        "synthetic": profile.synthetic,
+        "fields": {
+            "sources": _field(profile.sources, profile.origin("sources")),
+            "max_sensitivity": _field(profile.max_sensitivity, profile.origin("max_sensitivity")),
+        },
+    }
+
+
+def explain(config: Config, profile: str = "") -> dict[str, Any]:
+    """JSON-ready explanation; ``profile`` chooses the state and cache directories shown."""
+    active = config.profile(profile).name if profile else config.defaults.profile
+    evaluation = config.evaluation
+    return {
+        "paths": {
+            "config_file": str(config.paths.config_file),
+            "adapters_dir": str(config.paths.adapters_dir),
+            "project_file": str(config.paths.project_file) if config.paths.project_file else None,
+            "state_dir": str(config.state_dir(active)),
+            "cache_dir": str(config.cache_dir(active)),
+        },
+        "files": [{"layer": f.layer.value, "path": str(f.path)} for f in config.files],
+        "defaults": {
+            k: _field(getattr(config.defaults, k), config.defaults.origin(k)) for k in DEFAULT_KEYS
+        },
+        "evaluation": None
+        if evaluation is None
+        else {
+            "development_pack": _field(
+                evaluation.development_pack, evaluation.origin("development_pack")
+            ),
+            "development_baseline": _field(
+                evaluation.development_baseline, evaluation.origin("development_baseline")
+            ),
+            "must_abstain": _field(
+                [{"query": m.query, "reason": m.reason} for m in evaluation.must_abstain],
+                evaluation.origin("must_abstain"),
+            ),
+        },
+        "adapters": [_adapter(a) for a in config.adapters.values()],
+        "sources": [_source(s) for s in config.sources],
+        "profiles": [_profile(p) for p in config.profiles.values()],
+        "identity": [
+            {"source_id": s.source_id, "source_uid": s.source_uid} for s in config.sources
+        ],
+    }
+
+
+# -- human rendering -------------------------------------------------------------
+
+
+def _label(field: dict[str, Any]) -> str:
+    if field["origin"] is None:
+        return f"[{field['layer']}]"
+    return f"[{field['layer']} {field['origin']}]"
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _lines(fields: dict[str, dict[str, Any]], indent: str, prefix: str = "") -> list[str]:
+    rows = [(f"{prefix}{k} = {_value(f['value'])}", _label(f)) for k, f in fields.items()]
+    width = max((len(text) for text, _ in rows), default=0)
+    return [f"{indent}{text.ljust(width)}  {label}" for text, label in rows]
+
+
+def render_explanation(data: dict[str, Any]) -> str:
+    out: list[str] = ["paths"]
+    paths = {k: v for k, v in data["paths"].items() if v is not None}
+    width = max(len(k) for k in paths)
+    out += [f"  {k.replace('_', ' ').ljust(width)}  {v}" for k, v in paths.items()]
+    out.append("files")
+    out += [f"  {f['layer']:<8} {f['path']}" for f in data["files"]] or ["  (none)"]
+    out.append("defaults")
+    out += _lines(data["defaults"], "  ")
+    if data["evaluation"] is not None:
+        out.append("evaluation")
+        out += _lines(data["evaluation"], "  ")
+    out.append("adapters")
+    name_width = max((len(a["name"]) for a in data["adapters"]), default=0)
+    for adapter in data["adapters"]:
+        kind = "builtin" if adapter["builtin"] else "command"
+        parts = [f"  {adapter['name'].ljust(name_width)}  {kind}  argv {_value(adapter['argv'])}"]
+        if adapter["env"]:
+            parts.append(f"env {_value(adapter['env'])}")
+        parts.append(f"freshness {','.join(adapter['freshness_modes'])}")
+        if adapter["conformance"]:
+            parts.append(f"conformance {adapter['conformance']}")
+        parts.append(_label(adapter))
+        out.append("  ".join(parts))
+    out.append("sources")
+    if not data["sources"]:
+        out.append("  (none)")
+    for source in data["sources"]:
+        out.append(f"  {source['source_id']} ({source['source_uid']})")
+        out += _lines(
+            {
+                **source["fields"],
+                **{f"intent_priors.{k}": f for k, f in source["intent_priors"].items()},
+                **{f"settings.{k}": f for k, f in source["settings"].items()},
+            },
+            "    ",
+        )
+    out.append("profiles")
+    for profile in data["profiles"]:
+        out.append(
+            f"  {profile['name']}"
+            + ("  (no profile configured: every enabled source)" if profile["synthetic"] else "")
+        )
+        out += _lines(profile["fields"], "    ")
+    out.append("identity")
+    out += [f"  {i['source_id']} -> {i['source_uid']}" for i in data["identity"]] or ["  (none)"]
+    return "\n".join(out) + "\n"

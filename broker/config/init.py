@@ -1,0 +1,232 @@
+"""``recall init``: a commented user configuration, written once and atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from broker.config.identity import new_source_uid
+from broker.config.locations import xdg_base
+from broker.errors import ConfigError, ConfigProblem, UsageError
+
+NOTES_SOURCE_ID = "notes"
+TASKS_SOURCE_ID = "tasks"
+
+
+@dataclass(frozen=True)
+class StarterSource:
+    adapter: str
+    source_id: str
+    source_uid: str
+    location: str
+
+
+@dataclass
+class InitResult:
+    action: str  # created | replaced
+    config_path: Path
+    notes: StarterSource | None
+    tasks: StarterSource | None
+    next: list[str] = field(default_factory=list)
+
+
+def user_config_path(environ: Mapping[str, str]) -> Path:
+    problems: list[ConfigProblem] = []
+    config_home = xdg_base("XDG_CONFIG_HOME", environ, problems)
+    if config_home is None:
+        raise ConfigError(problems)
+    return config_home / "recall" / "config.toml"
+
+
+def _utf8(path: str, flag: str) -> None:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{flag} path {path!r} is not valid UTF-8") from None
+
+
+def notes_directory(text: str, home: str | None) -> Path:
+    _utf8(text, "--notes")
+    path = Path(os.path.abspath(_expand(text, home)))
+    if not path.is_dir():
+        raise UsageError(f"--notes {text}: not an existing directory")
+    return path
+
+
+def tasks_location(text: str, home: str | None) -> Path:
+    """A Taskwarrior data directory, or a todo.txt file; the tasks adapter tells them apart."""
+    _utf8(text, "--tasks")
+    path = Path(os.path.abspath(_expand(text, home)))
+    if path.is_dir() or (path.is_file() and path.suffix == ".txt"):
+        return path
+    raise UsageError(
+        f"--tasks {text}: expected a Taskwarrior data directory or an existing todo.txt file "
+        "(named *.txt)"
+    )
+
+
+def _expand(text: str, home: str | None) -> str:
+    if home and (text == "~" or text.startswith("~/")):
+        return home + text[1:]
+    return text
+
+
+def render_user_config(notes: StarterSource | None, tasks: StarterSource | None) -> str:
+    import tomlkit
+
+    doc = tomlkit.document()
+    for line in (
+        "recall user configuration, written by `recall init`.",
+        "Every key is documented in config.example.toml; `recall config explain` shows the",
+        "merged result and which file set each value. A source_uid is the source's permanent",
+        "identity: keep it when you rename or move a source, never copy it to another one.",
+    ):
+        doc.add(tomlkit.comment(line))
+    doc.add(tomlkit.nl())
+
+    defaults = tomlkit.table()
+    defaults.add("profile", "default")
+    defaults["profile"].comment("used when a command names no --profile")
+    doc.add("defaults", defaults)
+
+    sources = tomlkit.aot()
+    for source, mode, note in (
+        (
+            notes,
+            "indexed",
+            "A folder of markdown and text notes, indexed in the adapter's workdir.",
+        ),
+        (tasks, "live", "Taskwarrior data (a directory) or a todo.txt file, read live."),
+    ):
+        if source is None:
+            continue
+        table = tomlkit.table()
+        table.add(tomlkit.comment(note))
+        table.add("source_uid", source.source_uid)
+        table.add("source_id", source.source_id)
+        table.add("adapter", source.adapter)
+        table.add("location", source.location)
+        table.add("location_kind", "path")
+        table.add("freshness_mode", mode)
+        table.add("sensitivity", "internal")
+        table.add("base_prior", 1.0)
+        table.add(tomlkit.nl())
+        sources.append(table)
+    if sources:
+        doc.add("sources", sources)
+
+    ceiling_note = (
+        "It is above the default profile's ceiling: search it from a profile with "
+        'max_sensitivity = "confidential".'
+    )
+    examples: list[list[str]] = []
+    if notes is None:
+        examples.append(_example("notes", "notes", "indexed", "~/notes", ["A folder of notes."]))
+    if tasks is None:
+        requirement = [
+            "Requires Taskwarrior (`task` on PATH) for a data directory;",
+            "point location at a *.txt file for todo.txt instead.",
+        ]
+        examples.append(_example("tasks", "tasks", "live", "~/.task", requirement))
+    gmail = [
+        "Requires the gmail extra (pip install 'recall-broker[gmail]') and a read-only",
+        'OAuth token. Use freshness_mode = "indexed" with location = a Takeout .mbox file.',
+        ceiling_note,
+    ]
+    examples.append(_example("gmail", "gmail", "live", None, gmail, "confidential"))
+    events = [
+        "A Polign Recall event store; requires the eventstore extra",
+        "(pip install 'recall-broker[eventstore]').",
+        ceiling_note,
+    ]
+    examples.append(_example("events", "eventstore", "live", None, events, "confidential"))
+    doc.add(tomlkit.comment("Examples: uncomment one and add its source_id to a profile."))
+    for block in examples:
+        for line in block:
+            doc.add(tomlkit.comment(line))
+        doc.add(tomlkit.nl())
+
+    profiles = tomlkit.table(is_super_table=True)
+    default = tomlkit.table()
+    default.add("sources", [s.source_id for s in (notes, tasks) if s is not None])
+    default.add("max_sensitivity", "internal")
+    default["max_sensitivity"].comment("sources above this ceiling are never searched")
+    profiles.add("default", default)
+    doc.add("profiles", profiles)
+    return tomlkit.dumps(doc)
+
+
+def _example(
+    source_id: str,
+    adapter: str,
+    mode: str,
+    location: str | None,
+    notes: list[str],
+    sensitivity: str = "internal",
+) -> list[str]:
+    lines = [*notes, "[[sources]]", f'source_uid = "{new_source_uid()}"']
+    lines += [f'source_id = "{source_id}"', f'adapter = "{adapter}"']
+    if location is not None:
+        lines += [f'location = "{location}"', 'location_kind = "path"']
+    lines += [f'freshness_mode = "{mode}"', f'sensitivity = "{sensitivity}"']
+    return lines
+
+
+def _write_atomically(path: Path, text: str, *, force: bool) -> str:
+    directory = path.parent
+    if not directory.exists():
+        directory.mkdir(parents=True, mode=0o700)
+        os.chmod(directory, 0o700)
+    existed = path.exists()
+    descriptor, temporary = tempfile.mkstemp(prefix=".config.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, 0o600)
+        if force:
+            os.replace(temporary, path)
+        else:
+            try:
+                os.link(temporary, path)  # refuses to clobber a file created meanwhile
+            except FileExistsError:
+                raise _exists(path) from None
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return "replaced" if existed and force else "created"
+
+
+def _exists(path: Path) -> ConfigError:
+    return ConfigError(
+        [
+            ConfigProblem(
+                f"{path} already exists; recall init will not overwrite it. Edit it, or pass "
+                "--force to replace it (its source_uids are then lost)"
+            )
+        ]
+    )
+
+
+def refuse_existing(path: Path, *, force: bool) -> None:
+    if path.exists() and not force:
+        raise _exists(path)
+
+
+def write_user_config(
+    path: Path, *, notes: Path | None, tasks: Path | None, force: bool
+) -> InitResult:
+    notes_source = (
+        StarterSource("notes", NOTES_SOURCE_ID, new_source_uid(), str(notes)) if notes else None
+    )
+    tasks_source = (
+        StarterSource("tasks", TASKS_SOURCE_ID, new_source_uid(), str(tasks)) if tasks else None
+    )
+    action = _write_atomically(path, render_user_config(notes_source, tasks_source), force=force)
+    steps = [f"recall refresh --source {NOTES_SOURCE_ID}"] if notes_source else []
+    steps.append('recall query "what did we decide"')
+    return InitResult(action, path, notes_source, tasks_source, steps)

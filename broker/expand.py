@@ -1,0 +1,81 @@
+"""Expanding a locator into its evidence: stateless, re-checked against the ceiling."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from adapter_sdk.protocol import ExpandParams
+from broker.config import Config
+from broker.contracts import DEFAULT_EXPAND_BUDGET_BYTES, ExpandRequest, ExpandResponse
+from broker.errors import ExpandError, ExpandErrorCode
+from broker.plan import adapter_spec
+from broker.sanitize import EXPANSION_BYTES, clean_expansion, clean_line
+from broker.supervise import AdapterFailure, Supervisor
+
+EXPAND_TIMEOUT = timedelta(seconds=10)
+
+_CODES = {
+    "denied": ExpandErrorCode.denied,
+    "locator_unknown": ExpandErrorCode.locator_unknown,
+    "locator_expired": ExpandErrorCode.locator_expired,
+    "source_not_configured": ExpandErrorCode.not_configured,
+    "unreachable": ExpandErrorCode.unreachable,
+    "spawn_failed": ExpandErrorCode.unreachable,
+    "protocol_version_unsupported": ExpandErrorCode.unreachable,
+    "budget_exceeded": ExpandErrorCode.budget_exceeded,
+    "deadline_exceeded": ExpandErrorCode.timeout,
+    "deadline_exceeded_unresponsive": ExpandErrorCode.timeout,
+    "handshake_timeout": ExpandErrorCode.timeout,
+}
+
+
+def split_locator(locator: str) -> tuple[str, str]:
+    source_id, sep, local = locator.partition(":")
+    if not sep or not source_id.strip() or not local.strip():
+        raise ExpandError(
+            ExpandErrorCode.malformed_locator,
+            f"malformed locator {locator!r}: expected <source_id>:<local part>",
+        )
+    return source_id, local
+
+
+async def expand(config: Config, supervisor: Supervisor, request: ExpandRequest) -> ExpandResponse:
+    source_id, _ = split_locator(request.locator)
+    profile = config.profile(request.profile)
+    source = config.source(source_id)
+    if source is None:
+        raise ExpandError(
+            ExpandErrorCode.not_configured,
+            f"source_not_configured: {source_id!r} is not a configured source "
+            f"(configured: {', '.join(s.source_id for s in config.sources) or 'none'})",
+        )
+    if source.sensitivity > profile.max_sensitivity:
+        # said the same way whether or not the record exists
+        raise ExpandError(
+            ExpandErrorCode.denied,
+            f"denied: source {source_id} is above profile {profile.name}'s ceiling "
+            f"{profile.max_sensitivity}",
+        )
+    budget = request.budget_bytes or DEFAULT_EXPAND_BUDGET_BYTES
+    deadline = request.deadline or datetime.now(UTC) + EXPAND_TIMEOUT
+    client = supervisor.client(adapter_spec(config, profile.name, source))
+    try:
+        await client.initialize()
+        result = await client.expand(
+            ExpandParams(
+                locator=request.locator, detail=request.detail, budget_bytes=budget, deadline=deadline
+            )
+        )
+    except AdapterFailure as failure:
+        code = _CODES.get(failure.reason, ExpandErrorCode.failed)
+        raise ExpandError(
+            code, f"{request.locator} could not be expanded ({code}): {clean_line(failure.message, 300)}"
+        ) from None
+    content, cut = clean_expansion(result.content, min(EXPANSION_BYTES, budget))
+    return ExpandResponse(
+        content=content,
+        source_revision=result.source_revision,
+        truncated=result.truncated or cut,
+        truncation_boundary="recall_sanitize_limit" if cut else result.truncation_boundary,
+        provenance=result.provenance,
+    )

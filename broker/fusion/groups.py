@@ -1,0 +1,176 @@
+"""Lineage groups: every candidate projecting one root, scored once.
+
+    lineage_score(g) = max over sources s in g of
+                       prior(s) * relevance(s, g) / (rank_constant + best_rank(s, g))
+
+Maximum, not sum: one record seen from two sources is still one record. Per
+source the best (lowest) local rank counts, with the relevance *of that same
+candidate*. Fusion reads local rank, priors and relevance — never ``local_score``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from broker.contracts import Candidate, MatchSignal, Prior, QueryClass, Verdict
+from broker.errors import FusionError
+from broker.fusion.lineage import Lineage, LineageGraph
+from broker.fusion.priors import effective_prior
+from broker.fusion.request import SourceFacts
+
+
+@dataclass
+class Group:
+    root: str
+    candidates: list[Candidate]
+    lineages: list[Lineage]
+    score: float
+    primary: Candidate
+    prior: Prior
+    exact: bool
+    exact_alias: bool
+    exact_identity: bool
+    verdict: Verdict = Verdict.current
+    """Set by the temporal stage; groups of different verdicts never cluster."""
+
+
+def in_candidate_order(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Candidates in a total order: best local rank, locator, identity.
+
+    Candidates agreeing on all of those are further ordered by every other field
+    but ``local_score``, so no stage depends on arrival order.
+    """
+    counts = Counter(_order_key(c) for c in candidates)
+    return sorted(
+        candidates,
+        key=lambda c: (_order_key(c), _canonical(c) if counts[_order_key(c)] > 1 else b""),
+    )
+
+
+def _order_key(c: Candidate) -> tuple[int, str, str, str]:
+    return (c.local_rank, c.locator, c.candidate_id, c.source_uid)
+
+
+def _canonical(c: Candidate) -> bytes:
+    rest = c.model_dump(mode="json", exclude={"local_score"})
+    return orjson.dumps(rest, option=orjson.OPT_SORT_KEYS)
+
+
+def fused_relevance(c: Candidate) -> float:
+    """Relevance as scored: missing → 1, NaN or negative → 0, above 1 → 1."""
+    if c.relevance is None:
+        return 1.0
+    if math.isnan(c.relevance) or c.relevance < 0:
+        return 0.0
+    return min(c.relevance, 1.0)
+
+
+def floor_relevance(c: Candidate) -> float:
+    """Relevance as the floor reads it: a missing or non-finite value asserts nothing."""
+    if c.relevance is None or not math.isfinite(c.relevance):
+        return 1.0
+    return fused_relevance(c)
+
+
+def is_exact(c: Candidate) -> bool:
+    return MatchSignal.exact_identifier in (c.match_signals or ())
+
+
+def names_identifier(c: Candidate, identifiers: frozenset[str]) -> bool:
+    """Whether one of the candidate's identity fields *is* a stable identifier of the query.
+
+    Identity fields only (never content): candidate_id, source_record_id, locator
+    local part, title, metadata name/path/relative_path — lowercased, ``#...``
+    stripped, matched wholly or by basename.
+    """
+    if not identifiers:
+        return False
+    identities = [c.candidate_id, c.source_record_id, c.local_part, c.title]
+    for key in ("name", "path", "relative_path"):
+        value = (c.metadata or {}).get(key)
+        if isinstance(value, str):
+            identities.append(value)
+    for identity in identities:
+        identity = identity.strip().lower().split("#", 1)[0]
+        if not identity:
+            continue
+        base = identity.replace("\\", "/").rsplit("/", 1)[-1]
+        if identity in identifiers or base in identifiers:
+            return True
+    return False
+
+
+def build_groups(
+    pool: Sequence[Candidate],
+    sources: Mapping[str, SourceFacts],
+    source_uid_by_id: Mapping[str, str],
+    query_class: QueryClass | None,
+    identifiers: frozenset[str],
+    rank_constant: int,
+) -> list[Group]:
+    """Group ``pool`` (already in candidate order) by lineage root, in root order."""
+    derivations = {
+        uid: facts.derives_from_uid
+        for uid, facts in sources.items()
+        if facts.derives_from_uid is not None
+    }
+    graph = LineageGraph(pool, source_uid_by_id, derivations)
+    priors = {uid: effective_prior(facts, query_class) for uid, facts in sources.items()}
+    by_root: dict[str, tuple[list[Candidate], list[Lineage]]] = {}
+    for candidate in pool:
+        if candidate.local_rank < 1:
+            raise FusionError(
+                f"{candidate.locator} has local_rank {candidate.local_rank}; "
+                "ranks are one-based and such candidates must be dropped at admission"
+            )
+        if candidate.source_uid not in priors:
+            raise FusionError(
+                f"{candidate.locator} comes from source uid {candidate.source_uid!r}, "
+                "which has no source facts; pass every searched source to fusion"
+            )
+        lineage = graph.of(candidate)
+        members, lineages = by_root.setdefault(lineage.root, ([], []))
+        members.append(candidate)
+        lineages.append(lineage)
+    return [
+        _score(root, *by_root[root], priors, identifiers, rank_constant) for root in sorted(by_root)
+    ]
+
+
+def _score(
+    root: str,
+    candidates: list[Candidate],
+    lineages: list[Lineage],
+    priors: Mapping[str, Prior],
+    identifiers: frozenset[str],
+    rank_constant: int,
+) -> Group:
+    best: dict[str, Candidate] = {}
+    for c in candidates:  # candidate order: the first per source holds its best rank
+        best.setdefault(c.source_uid, c)
+    score = max(
+        priors[uid].effective * fused_relevance(c) / (rank_constant + c.local_rank)
+        for uid, c in best.items()
+    )
+    primary = candidates[0]
+    for c in candidates[1:]:
+        if priors[c.source_uid].effective > priors[primary.source_uid].effective:
+            primary = c
+    return Group(
+        root=root,
+        candidates=candidates,
+        lineages=lineages,
+        score=score,
+        primary=primary,
+        prior=priors[primary.source_uid],
+        exact=any(is_exact(c) for c in candidates),
+        exact_alias=any(
+            is_exact(c) and MatchSignal.alias in (c.match_signals or ()) for c in candidates
+        ),
+        exact_identity=any(is_exact(c) and names_identifier(c, identifiers) for c in candidates),
+    )

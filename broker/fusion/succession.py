@@ -1,0 +1,199 @@
+"""Temporal verdicts applied to the pool: per record, per group, per cluster.
+
+Verdicts come from :mod:`broker.temporal`. A group takes the stalest verdict of
+its candidates (precedence superseded > expired > not_yet_valid > current);
+clustering keys are scoped by that verdict, so every cluster has one verdict.
+
+Successor promotion. Walk the fused order from the top. For each superseded
+cluster X whose terminal successor's cluster Y is current and ranked below X,
+move Y to X's position (directly above X; everything from X down to Y's old
+place shifts down by one). A successor is moved at most once, to the place of
+its highest-ranked predecessor. X is then withheld, so Y holds the place X
+earned; with ``include_stale`` X stays, marked, directly below Y. A successor
+of a superseded cluster that clears the relevance floor inherits that
+relevance and is exempt from the floor, as is any cluster holding a candidate
+fetched as a promoted successor (``metadata.promoted_successor``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from broker.contracts import Candidate, TemporalExplanation, Verdict
+from broker.fusion.clusters import Cluster, strength
+from broker.fusion.groups import Group
+from broker.temporal import (
+    Succession,
+    Supersessions,
+    TemporalRecord,
+    aware,
+    resolve_supersessions,
+    stalest,
+    verdict_for,
+)
+
+
+def record_key(c: Candidate) -> tuple[str, str]:
+    return (c.source_uid, c.source_record_id or c.locator)
+
+
+def references(c: Candidate, key: str) -> tuple[str, ...]:
+    value = (c.metadata or {}).get(key)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    return tuple(v for v in value if isinstance(v, str) and v.strip())
+
+
+def has_temporal_input(c: Candidate) -> bool:
+    return bool(
+        c.valid_from
+        or c.valid_to
+        or references(c, "supersedes")
+        or references(c, "superseded_by")
+    )
+
+
+def is_promoted_successor(c: Candidate) -> bool:
+    return (c.metadata or {}).get("promoted_successor") is True
+
+
+@dataclass
+class TemporalState:
+    instant: datetime
+    supersessions: Supersessions
+    record_locators: dict[Hashable, str]
+
+    def candidate_verdict(self, c: Candidate) -> Verdict:
+        if record_key(c) in self.supersessions.superseded:
+            return Verdict.superseded
+        return verdict_for(c.valid_from, c.valid_to, self.instant)
+
+
+def decide(
+    pool: Sequence[Candidate],
+    groups: Sequence[Group],
+    instant: datetime,
+    source_ids: frozenset[str],
+) -> TemporalState:
+    """Resolve supersessions over ``pool`` (in candidate order) and set each group's verdict."""
+    by_record: dict[Hashable, list[Candidate]] = {}
+    for c in pool:
+        by_record.setdefault(record_key(c), []).append(c)
+    records = [_record(key, members) for key, members in by_record.items()]
+    state = TemporalState(
+        instant=instant,
+        supersessions=resolve_supersessions(records, instant, source_ids),
+        record_locators={r.key: r.locator for r in records},
+    )
+    for group in groups:
+        group.verdict = stalest(state.candidate_verdict(c) for c in group.candidates)
+    return state
+
+
+def _record(key: Hashable, members: list[Candidate]) -> TemporalRecord:
+    names: set[str] = set()
+    for c in members:
+        names.update({c.local_part, c.local_part.split("#", 1)[0]})
+        if c.source_record_id:
+            names.add(c.source_record_id)
+    dates = [aware(d) for c in members if (d := c.valid_from or c.event_time) is not None]
+    return TemporalRecord(
+        key=key,
+        source_id=members[0].source_id,
+        names=frozenset(names),
+        locator=members[0].locator,
+        dated=min(dates) if dates else None,
+        supersedes=tuple(sorted({r for c in members for r in references(c, "supersedes")})),
+        superseded_by=tuple(
+            sorted({r for c in members for r in references(c, "superseded_by")})
+        ),
+    )
+
+
+@dataclass
+class Promotion:
+    ordered: list[Cluster]
+    successions: dict[int, Succession] = field(default_factory=dict)
+    """Per superseded cluster (by id): its terminal successor."""
+    predecessors: dict[int, Cluster] = field(default_factory=dict)
+    """Per successor cluster (by id): the highest-ranked cluster it replaces."""
+    floor_exempt: set[int] = field(default_factory=set)
+
+
+def promote(ordered: list[Cluster], state: TemporalState, floor: float) -> Promotion:
+    """Apply the successor promotion rule (module docstring) to the fused order."""
+    home: dict[Hashable, Cluster] = {}
+    for cluster in ordered:
+        for c in cluster.candidates:
+            if c.locator == state.record_locators.get(record_key(c)):
+                home.setdefault(record_key(c), cluster)
+    out = Promotion(ordered=list(ordered))
+    for cluster in ordered:
+        if any(is_promoted_successor(c) for c in cluster.candidates):
+            out.floor_exempt.add(id(cluster))
+        if cluster.verdict is not Verdict.superseded:
+            continue
+        succession = _succession(cluster, state)
+        if succession is None:
+            continue
+        out.successions[id(cluster)] = succession
+        successor = (
+            home.get(succession.successor_key) if succession.successor_key is not None else None
+        )
+        if successor is None or successor.verdict is not Verdict.current:
+            continue
+        if id(successor) not in out.predecessors:
+            out.predecessors[id(successor)] = cluster
+            at, was = out.ordered.index(cluster), out.ordered.index(successor)
+            if was > at:
+                out.ordered.insert(at, out.ordered.pop(was))
+        if floor <= 0 or not cluster.below_floor(floor):
+            out.floor_exempt.add(id(successor))
+    return out
+
+
+def _succession(cluster: Cluster, state: TemporalState) -> Succession | None:
+    for group in sorted(cluster.groups, key=strength):
+        for c in group.candidates:
+            succession = state.supersessions.superseded.get(record_key(c))
+            if succession is not None:
+                return succession
+    return None
+
+
+def temporal_explanation(
+    cluster: Cluster, state: TemporalState, promotion: Promotion
+) -> TemporalExplanation | None:
+    """The verdict and its inputs, when the cluster has any temporal input."""
+    candidates = list(cluster.candidates)
+    keys = {record_key(c) for c in candidates}
+    notes = sorted({n for k in keys for n in state.supersessions.notes.get(k, ())})
+    if keys & state.supersessions.contested:
+        notes.append("supersession left undecided (cycle or ambiguous successor)")
+    predecessor = promotion.predecessors.get(id(cluster))
+    if predecessor is not None:
+        notes.append(f"successor of superseded {predecessor.representative.primary.locator}")
+    succession = promotion.successions.get(id(cluster))
+    if not (notes or succession or any(has_temporal_input(c) for c in candidates)):
+        return None
+    primary = cluster.representative.primary
+    dated = next(
+        (c for c in [primary, *candidates] if c.valid_from or c.valid_to), primary
+    )
+    supersedes = references(primary, "supersedes")
+    stated_successor = references(primary, "superseded_by")
+    return TemporalExplanation(
+        verdict=cluster.verdict,
+        evaluated_at=state.instant,
+        valid_from=dated.valid_from,
+        valid_to=dated.valid_to,
+        superseded_by=succession.successor
+        if succession
+        else (stated_successor[0] if stated_successor else None),
+        supersedes=list(supersedes) or None,
+        note="; ".join(notes) or None,
+    )

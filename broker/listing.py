@@ -1,0 +1,88 @@
+"""Listing configured sources, probing the ones this profile may use."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio
+
+from broker.config import Config, SourceConfig
+from broker.plan import adapter_spec
+from broker.supervise import AdapterFailure, Supervisor
+
+PROBE_TIMEOUT = timedelta(seconds=10)
+
+
+async def list_sources(config: Config, supervisor: Supervisor, profile_name: str = "") -> dict[str, Any]:
+    profile = config.profile(profile_name)
+    sources = sorted(config.sources, key=lambda s: s.source_id)
+    rows: list[dict[str, Any]] = [_static_row(s, profile.sources, profile.max_sensitivity) for s in sources]
+
+    async def probe(row: dict[str, Any], source: SourceConfig) -> None:
+        client = supervisor.client(adapter_spec(config, profile.name, source))
+        timeout = max(PROBE_TIMEOUT, timedelta(milliseconds=source.timeout_ms))
+        row["probed"] = True
+        try:
+            with anyio.fail_after(timeout.total_seconds()):
+                manifest = await client.initialize()
+            row.update(
+                adapter_id=manifest.adapter_id,
+                display_name=manifest.display_name,
+                capabilities=[str(c) for c in manifest.capabilities],
+                query_modes=[str(m) for m in manifest.query_modes],
+                as_of_support=str(manifest.as_of_support),
+            )
+            if manifest.derives_from:
+                row["derives_from"] = manifest.derives_from
+            if manifest.executable_requirements:
+                row["executable_requirements"] = [
+                    r.to_wire() for r in manifest.executable_requirements
+                ]
+            health = await client.health(datetime.now(UTC) + timeout)
+            row["health"] = health.to_wire()
+        except (AdapterFailure, TimeoutError) as exc:
+            row["error"] = exc.message if isinstance(exc, AdapterFailure) else "probe timed out"
+
+    async with anyio.create_task_group() as tasks:
+        for row, source in zip(rows, sources, strict=True):
+            if row["enabled"] and row["in_profile"] and row["permitted"]:
+                tasks.start_soon(probe, row, source)
+    return {
+        "profile": profile.name,
+        "max_sensitivity": str(profile.max_sensitivity),
+        "sources": rows,
+    }
+
+
+def _static_row(source: SourceConfig, members: list[str], ceiling: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "source_uid": source.source_uid,
+        "source_id": source.source_id,
+        "adapter": source.adapter,
+        "enabled": source.enabled,
+        "in_profile": source.source_id in members,
+        "location": source.location,
+        "sensitivity": str(source.sensitivity),
+        "permitted": not source.sensitivity > ceiling,
+        "freshness_mode": source.freshness_mode,
+        "freshness_policy": source.freshness_policy,
+        "base_prior": source.base_prior,
+        "intent_priors": dict(source.intent_priors) or None,
+        "record_types": source.record_types,
+        "timeout_ms": source.timeout_ms,
+        "probed": False,
+    }
+    return {k: v for k, v in row.items() if v is not None}
+
+
+def listing_status(listing: dict[str, Any]) -> str:
+    """``ok``, ``degraded`` (a probed source errored or is unusable) or ``failed`` (all did)."""
+    probed = [r for r in listing["sources"] if r.get("probed")]
+    bad = [
+        r for r in probed
+        if "error" in r or r.get("health", {}).get("status") not in ("healthy", "degraded")
+    ]
+    if probed and len(bad) == len(probed):
+        return "failed"
+    return "degraded" if bad else "ok"

@@ -1,0 +1,337 @@
+"""Planning a query: which sources are asked, under which deadlines, and why not the rest.
+
+Static checks come first so that a source the request may not see is never
+contacted: disabled, out of scope, above the profile's sensitivity ceiling.
+The remaining members are handshaken and probed concurrently, then checked in
+this order: handshake, health, as_of support, record types, budget. Finally,
+two eligible instances of one adapter that report the same store identity are
+both excluded, since neither can be told apart from the other.
+
+Budgets:
+
+    query_budget    = latency_ms if > 0 else 5000 ms
+    plan.deadline   = start + query_budget
+    usable          = plan.deadline - fusion_reserve
+    source_deadline = min(now + source.timeout_ms, usable)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio
+
+from adapter_sdk.protocol import (
+    PROTOCOL_VERSION_MAX,
+    PROTOCOL_VERSION_MIN,
+    AsOfSupport,
+    HealthResult,
+    HealthStatus,
+    InitializeParams,
+    Manifest,
+    SearchFilters,
+    SearchParams,
+)
+from broker.config import Config, Profile, SourceConfig
+from broker.contracts import (
+    DEFAULT_LATENCY_MS,
+    PER_SOURCE_LIMIT,
+    Plan,
+    PlanSource,
+    QueryRequest,
+    SkipReason,
+    TimeoutBudget,
+)
+from broker.errors import UnsatisfiableScope
+from broker.supervise import AdapterClient, AdapterFailure, AdapterSpec, Supervisor
+
+HANDSHAKE_LIMIT = timedelta(seconds=10)
+
+
+@dataclass
+class Target:
+    """An eligible source and the search it will receive."""
+
+    source: SourceConfig
+    client: AdapterClient
+    manifest: Manifest
+    health: HealthResult
+    params: SearchParams
+    timeout_budget: TimeoutBudget
+    timeout_limit: timedelta
+
+
+@dataclass
+class Exclusion:
+    source: SourceConfig
+    reason: SkipReason
+    diagnostics: dict[str, Any] | None = None
+    manifest: Manifest | None = None
+    out_of_profile: bool = False
+
+
+@dataclass
+class QueryPlan:
+    profile: Profile
+    started_at: datetime
+    deadline: datetime
+    fusion_reserve: timedelta
+    limit: int
+    relevance_floor: float
+    evaluated_at: datetime
+    targets: list[Target] = field(default_factory=list)
+    exclusions: list[Exclusion] = field(default_factory=list)
+
+    def report(self, now: datetime) -> Plan:
+        rows = [
+            PlanSource(
+                source_uid=t.source.source_uid,
+                source_id=t.source.source_id,
+                relevance_basis=t.manifest.relevance_basis,
+                eligible=True,
+                limit=t.params.limit,
+                timeout_ns=max(0, _ns(t.params.deadline - now)),
+                prior=t.source.base_prior,
+            )
+            for t in self.targets
+        ]
+        ordered = [e for e in self.exclusions if e.out_of_profile] + [
+            e for e in self.exclusions if not e.out_of_profile
+        ]
+        rows += [
+            PlanSource(
+                source_uid=e.source.source_uid,
+                source_id=e.source.source_id,
+                relevance_basis=e.manifest.relevance_basis if e.manifest else None,
+                eligible=False,
+                reason=e.reason,
+                diagnostics=e.diagnostics,
+                limit=PER_SOURCE_LIMIT,
+                timeout_ns=0,
+                prior=e.source.base_prior,
+            )
+            for e in ordered
+        ]
+        return Plan(
+            profile=self.profile.name,
+            sources=rows,
+            deadline=self.deadline,
+            fusion_reserve_ns=_ns(self.fusion_reserve),
+            limit=self.limit,
+            relevance_floor=self.relevance_floor,
+            evaluated_at=self.evaluated_at,
+        )
+
+
+def _ns(delta: timedelta) -> int:
+    return int(delta.total_seconds() * 1_000_000_000)
+
+
+def adapter_spec(config: Config, profile: str, source: SourceConfig) -> AdapterSpec:
+    registration = config.adapter_for(source)
+    workdir = config.workdir(profile, source.source_uid)
+    return AdapterSpec(
+        source_uid=source.source_uid,
+        source_id=source.source_id,
+        argv=list(registration.argv),
+        env=dict(registration.env),
+        workdir=workdir,
+        init_params=InitializeParams(
+            protocol_version_min=PROTOCOL_VERSION_MIN,
+            protocol_version_max=PROTOCOL_VERSION_MAX,
+            workdir=str(workdir),
+            source_id=source.source_id,
+            location=source.location,
+            base_dir=str(source.base_dir),
+            settings=source.settings or None,
+        ),
+    )
+
+
+async def plan_query(
+    config: Config, supervisor: Supervisor, request: QueryRequest, started_at: datetime
+) -> QueryPlan:
+    profile = config.profile(request.profile)
+    defaults = config.defaults
+    budget_ms = request.budget.latency_ms if request.budget.latency_ms > 0 else DEFAULT_LATENCY_MS
+    deadline = started_at + timedelta(milliseconds=budget_ms)
+    plan = QueryPlan(
+        profile=profile,
+        started_at=started_at,
+        deadline=deadline,
+        fusion_reserve=timedelta(milliseconds=defaults.fusion_reserve_ms),
+        limit=request.limit if request.limit > 0 else defaults.max_results,
+        relevance_floor=defaults.relevance_floor,
+        evaluated_at=request.as_of or started_at,
+    )
+
+    named = _named_sources(config, profile, request)
+    members = [config.source(source_id) for source_id in profile.sources]
+    for source_id in named or ():
+        if source_id not in profile.sources:
+            source = config.source(source_id)
+            assert source is not None
+            plan.exclusions.append(
+                Exclusion(
+                    source,
+                    SkipReason.out_of_profile,
+                    {
+                        "profile": profile.name,
+                        "profiles": sorted(
+                            p.name for p in config.profiles.values() if source_id in p.sources
+                        ),
+                    },
+                    out_of_profile=True,
+                )
+            )
+
+    verdicts: list[Target | Exclusion | None] = [None] * len(members)
+
+    async def consider(index: int, source: SourceConfig) -> None:
+        verdicts[index] = await _consider(config, supervisor, plan, request, source, named)
+
+    async with anyio.create_task_group() as tasks:
+        for index, source in enumerate(members):
+            if source is not None:
+                tasks.start_soon(consider, index, source)
+
+    for verdict in verdicts:
+        if isinstance(verdict, Target):
+            plan.targets.append(verdict)
+        elif isinstance(verdict, Exclusion):
+            plan.exclusions.append(verdict)
+    _exclude_store_conflicts(plan)
+    return plan
+
+
+def _named_sources(config: Config, profile: Profile, request: QueryRequest) -> list[str] | None:
+    """Validate ``scope.source_ids``; None when the scope names no sources."""
+    ids = list(dict.fromkeys(request.scope.source_ids or []))
+    if not ids:
+        return None
+    unknown = [i for i in ids if config.source(i) is None]
+    if unknown:
+        raise UnsatisfiableScope(
+            f"unsatisfiable scope: source {', '.join(unknown)} is not configured "
+            f"(configured: {', '.join(s.source_id for s in config.sources) or 'none'})"
+        )
+    if not any(i in profile.sources for i in ids):
+        homes = []
+        for i in ids:
+            profiles = sorted(p.name for p in config.profiles.values() if i in p.sources)
+            homes.append(f"{i} is in {', '.join(profiles) if profiles else 'no profile'}")
+        raise UnsatisfiableScope(
+            f"unsatisfiable scope: none of the named sources is in profile "
+            f"{profile.name} ({'; '.join(homes)})"
+        )
+    return ids
+
+
+async def _consider(
+    config: Config,
+    supervisor: Supervisor,
+    plan: QueryPlan,
+    request: QueryRequest,
+    source: SourceConfig,
+    named: list[str] | None,
+) -> Target | Exclusion:
+    if not source.enabled:
+        return Exclusion(source, SkipReason.disabled)
+    if named is not None and source.source_id not in named:
+        return Exclusion(source, SkipReason.out_of_scope)
+    if source.sensitivity > plan.profile.max_sensitivity:
+        return Exclusion(source, SkipReason.sensitivity_ceiling)
+
+    client = supervisor.client(adapter_spec(config, plan.profile.name, source))
+    handshake_limit = min(
+        HANDSHAKE_LIMIT.total_seconds(),
+        max((plan.deadline - datetime.now(UTC)).total_seconds(), 0.0),
+    )
+    try:
+        with anyio.fail_after(handshake_limit):
+            manifest = await client.initialize()
+    except (AdapterFailure, TimeoutError) as exc:
+        return Exclusion(source, SkipReason.adapter_unavailable, _failure_diagnostics(exc))
+
+    now = datetime.now(UTC)
+    usable = plan.deadline - plan.fusion_reserve
+    own = now + timedelta(milliseconds=source.timeout_ms)
+    if own <= usable:
+        source_deadline, budget = own, TimeoutBudget.source_timeout
+        limit = timedelta(milliseconds=source.timeout_ms)
+    else:
+        source_deadline, budget = usable, TimeoutBudget.request_latency
+        limit = plan.deadline - plan.started_at
+
+    try:
+        health = await client.health(source_deadline)
+    except AdapterFailure as exc:
+        reason = SkipReason.denied if exc.outcome == "denied" else SkipReason.unhealthy
+        return Exclusion(source, reason, _failure_diagnostics(exc), manifest)
+    if health.status == HealthStatus.denied:
+        return Exclusion(source, SkipReason.denied, health.diagnostics, manifest)
+    if not health.usable:
+        return Exclusion(source, SkipReason.unhealthy, health.diagnostics, manifest)
+    if request.as_of is not None and manifest.as_of_support == AsOfSupport.none:
+        return Exclusion(source, SkipReason.as_of_unsupported, None, manifest)
+    wanted = request.scope.record_types
+    held = source.record_types or manifest.record_types
+    if wanted and held and not set(wanted) & set(held):
+        return Exclusion(source, SkipReason.record_type_mismatch, None, manifest)
+    if source_deadline <= datetime.now(UTC):
+        return Exclusion(source, SkipReason.budget_exhausted, None, manifest)
+
+    scope = request.scope
+    params = SearchParams(
+        query=request.query,
+        filters=SearchFilters(
+            record_types=scope.record_types,
+            since=scope.since,
+            until=scope.until,
+            entities=scope.entities,
+            project=scope.project,
+        ),
+        limit=PER_SOURCE_LIMIT,
+        deadline=source_deadline,
+        context=request.context if "context_expansion" in manifest.capabilities else None,
+        as_of=request.as_of,
+    )
+    return Target(source, client, manifest, health, params, budget, limit)
+
+
+def _failure_diagnostics(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, AdapterFailure):
+        return {"reason": exc.reason, "detail": exc.message}
+    return {"reason": "handshake_timeout", "detail": "no handshake before the query deadline"}
+
+
+def _exclude_store_conflicts(plan: QueryPlan) -> None:
+    by_store: dict[tuple[str, str], list[Target]] = {}
+    for target in plan.targets:
+        identity = (target.health.diagnostics or {}).get("store_identity")
+        if identity:
+            by_store.setdefault((target.source.adapter, str(identity)), []).append(target)
+    conflicted = {id(t) for group in by_store.values() if len(group) > 1 for t in group}
+    if not conflicted:
+        return
+    kept = []
+    for target in plan.targets:
+        if id(target) not in conflicted:
+            kept.append(target)
+            continue
+        identity = str((target.health.diagnostics or {}).get("store_identity"))
+        peers = by_store[(target.source.adapter, identity)]
+        plan.exclusions.append(
+            Exclusion(
+                target.source,
+                SkipReason.store_identity_conflict,
+                {
+                    "store_identity": identity,
+                    "conflicting_sources": sorted(p.source.source_id for p in peers),
+                },
+                target.manifest,
+            )
+        )
+    plan.targets = kept

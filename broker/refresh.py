@@ -1,0 +1,136 @@
+"""Refreshing sources: rebuild or re-check what adapters index, outside any query budget.
+
+A refresh is bounded by its own generous deadline, not the query timeout, so a
+large folder finishes its first build instead of failing at two seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import anyio
+
+from adapter_sdk.protocol import CheckpointProgress, HealthStatus, RefreshParams
+from broker.config import Config, SourceConfig
+from broker.contracts import (
+    RefreshOutcome,
+    RefreshRequest,
+    RefreshResponse,
+    RefreshStatus,
+    SourceRefresh,
+)
+from broker.plan import adapter_spec
+from broker.supervise import AdapterFailure, Supervisor
+
+REFRESH_TIMEOUT = timedelta(minutes=10)
+
+Progress = Callable[[str, str], None]
+"""Called with (source_id, event) where event is "started" or "finished"."""
+
+
+async def refresh(
+    config: Config,
+    supervisor: Supervisor,
+    request: RefreshRequest,
+    progress: Progress | None = None,
+) -> RefreshResponse:
+    clock = time.perf_counter_ns()
+    profile = config.profile(request.profile)
+    if request.source_id is not None:
+        source = config.source(request.source_id)
+        if source is None:
+            row = SourceRefresh(
+                source_id=request.source_id,
+                status=RefreshStatus.failed,
+                reason="source_not_configured",
+            )
+            return RefreshResponse(outcome=RefreshOutcome.failed, sources=[row])
+        if source.source_id not in profile.sources:
+            row = SourceRefresh(
+                source_id=source.source_id,
+                source_uid=source.source_uid,
+                status=RefreshStatus.failed,
+                reason="source_not_in_profile",
+            )
+            return RefreshResponse(outcome=RefreshOutcome.failed, sources=[row])
+        members = [source]
+    else:
+        members = [s for sid in profile.sources if (s := config.source(sid)) is not None]
+
+    rows: list[SourceRefresh | None] = [None] * len(members)
+
+    async def one(index: int, source: SourceConfig) -> None:
+        if progress:
+            progress(source.source_id, "started")
+        rows[index] = await _refresh_source(config, supervisor, profile.name, source, request.full,
+                                            profile.max_sensitivity)
+        if progress:
+            progress(source.source_id, "finished")
+
+    async with anyio.create_task_group() as tasks:
+        for index, source in enumerate(members):
+            tasks.start_soon(one, index, source)
+    done = [r for r in rows if r is not None]
+    return RefreshResponse(
+        outcome=_aggregate(done), sources=done, elapsed_ns=time.perf_counter_ns() - clock
+    )
+
+
+async def _refresh_source(
+    config: Config, supervisor: Supervisor, profile: str, source: SourceConfig, full: bool,
+    ceiling: object,
+) -> SourceRefresh:
+    clock = time.perf_counter_ns()
+    row = SourceRefresh(source_id=source.source_id, source_uid=source.source_uid,
+                        status=RefreshStatus.skipped)
+    if not source.enabled:
+        row.reason = "disabled"
+        return row
+    if source.sensitivity > ceiling:  # type: ignore[operator]
+        row.reason = "sensitivity_denied"
+        return row
+    client = supervisor.client(adapter_spec(config, profile, source))
+    try:
+        manifest = await client.initialize()
+    except AdapterFailure as failure:
+        row.status, row.reason = RefreshStatus.failed, "initialize_failed"
+        row.diagnostic_detail = failure.message
+        row.elapsed_ns = time.perf_counter_ns() - clock
+        return row
+    if "checkpoint" not in manifest.capabilities:
+        row.reason = "checkpoint_unsupported"
+        return row
+    deadline = datetime.now(UTC) + max(REFRESH_TIMEOUT, timedelta(milliseconds=source.timeout_ms))
+    try:
+        health = await client.refresh(RefreshParams(deadline=deadline, full=full or None))
+    except AdapterFailure as failure:
+        row.status = RefreshStatus.failed
+        row.reason = "timeout" if failure.outcome == "timeout" else "refresh_failed"
+        row.diagnostic_detail = failure.message
+        row.elapsed_ns = time.perf_counter_ns() - clock
+        return row
+    row.health = health
+    row.elapsed_ns = time.perf_counter_ns() - clock
+    diagnostics = health.diagnostics or {}
+    detail = diagnostics.get("detail") or diagnostics.get("last_refresh_error")
+    row.diagnostic_detail = str(detail) if detail else None
+    if health.status == HealthStatus.healthy:
+        row.status = RefreshStatus.refreshed
+    elif health.status == HealthStatus.degraded:
+        advanced = health.checkpoint_progress == CheckpointProgress.advanced
+        row.status = RefreshStatus.refreshed if advanced else RefreshStatus.degraded
+        row.reason = None if advanced else "unhealthy"
+    else:
+        row.status, row.reason = RefreshStatus.failed, "unhealthy"
+    return row
+
+
+def _aggregate(rows: list[SourceRefresh]) -> RefreshOutcome:
+    statuses = {r.status for r in rows}
+    if not statuses & {RefreshStatus.refreshed, RefreshStatus.degraded}:
+        return RefreshOutcome.failed
+    if statuses & {RefreshStatus.degraded, RefreshStatus.failed}:
+        return RefreshOutcome.degraded
+    return RefreshOutcome.refreshed

@@ -1,0 +1,137 @@
+"""Text blocks of MCP tool results (also what the Sidecar plugin shows): compact, for a model to read.
+
+Each is a projection of the structured content it travels with, never an
+additional fact. Source text (titles, excerpts) is flattened onto one line so it
+cannot imitate the shape of the report around it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker.contracts import (
+    ExpandResponse,
+    HealthStatus,
+    Outcome,
+    QueryResponse,
+    RefreshResponse,
+    Result,
+    SuppressionReason,
+    Verdict,
+)
+from broker.errors import ExpandError
+from broker.render.encode import json_document
+from broker.render.ledger import degraded_entries
+from broker.render.text import one_line
+
+FAILED_NOTE = (
+    "Every source that was asked failed. Nothing searched the corpus, "
+    "so this is not evidence that nothing matched."
+)
+ABSTAINED_NOTE = (
+    "Nothing matched, and at least one source answered. "
+    "Reporting that nothing was found is supported."
+)
+
+LISTING_OK = "ok"
+LISTING_DEGRADED = "degraded"
+_USABLE_HEALTH = {HealthStatus.healthy, HealthStatus.degraded}
+
+
+def result_text(rank: int, result: Result) -> str:
+    """One result's block, leading blank line included: what the query text adds per result."""
+    primary = result.primary
+    head = f"\n{rank}. {primary.locator}"
+    if primary.title:
+        head += f"  {one_line(primary.title)}"
+    facts = (
+        f"   source={result.explanation.source_id} type={primary.record_type} "
+        f"score={result.score:.4f}"
+    )
+    units = result.explanation.corroboration.independent_units
+    if units > 1:
+        facts += f" corroborated_by={units}"
+    if result.verdict is not None and result.verdict != Verdict.current:
+        facts += f" verdict={result.verdict}"
+    text = f"{head}\n{facts}\n"
+    if primary.excerpt:
+        text += f"   {one_line(primary.excerpt)}\n"
+    return text
+
+
+def query_text(response: QueryResponse) -> str:
+    lines = [
+        f"outcome={response.outcome} coverage={response.coverage} results={len(response.results)}"
+    ]
+    if response.truncated:
+        lines[0] += f" truncated=true dropped={response.dropped_results}"
+    if response.outcome == Outcome.failed:
+        lines.append(FAILED_NOTE)
+    elif response.outcome == Outcome.abstained:
+        lines.append(ABSTAINED_NOTE)
+    degraded = degraded_entries(response)
+    if degraded:
+        lines.append(
+            "Degraded coverage — these sources could not answer: "
+            f"{', '.join(degraded)}. Any answer drawn from this is partial."
+        )
+    for s in response.suppressed:
+        successor = (
+            f" (successor {s.successor})"
+            if s.reason == SuppressionReason.superseded and s.successor
+            else ""
+        )
+        lines.append(f"Withheld {s.count} result(s): {s.reason}{successor}.")
+    text = "\n".join(lines) + "\n"
+    text += "".join(result_text(rank, r) for rank, r in enumerate(response.results, 1))
+    return text.rstrip("\n")
+
+
+def expand_text(locator: str, response: ExpandResponse) -> str:
+    """Provenance first, then the untrusted content, unambiguously the tail."""
+    head = f"locator={locator}"
+    if response.provenance:
+        head += f" provenance={response.provenance}"
+    if response.source_revision:
+        head += f" revision={response.source_revision}"
+    if response.truncated:
+        head += " truncated=true"
+        if response.truncation_boundary:
+            head += f" boundary={response.truncation_boundary}"
+    return f"{head}\n\n{response.content}"
+
+
+def expand_failure_text(locator: str, error: ExpandError) -> str:
+    return f"{locator} could not be expanded ({error.code}): {error.message}"
+
+
+def refresh_text(response: RefreshResponse) -> str:
+    lines = [f"refresh {response.outcome}"]
+    for source in response.sources:
+        line = f"{source.source_id}: {source.status}"
+        if source.reason:
+            line += f" ({source.reason})"
+        if source.health is not None:
+            line += f"; health {source.health.status}, coverage {source.health.coverage}"
+            if source.health.index_generation:
+                line += f", generation {source.health.index_generation}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def listing_status(listing: dict[str, Any]) -> str:
+    """``degraded`` when a probed source errored, reported no health, or is unusable."""
+    for source in listing.get("sources") or ():
+        if not source.get("probed"):
+            continue
+        health = source.get("health")
+        if source.get("error") or not health or health.get("status") not in _USABLE_HEALTH:
+            return LISTING_DEGRADED
+    return LISTING_OK
+
+
+def sources_text(listing: dict[str, Any]) -> str:
+    return (
+        f"profile {listing.get('profile', '')}, sources {listing_status(listing)}\n\n"
+        + json_document(listing).rstrip("\n")
+    )

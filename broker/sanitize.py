@@ -1,0 +1,75 @@
+"""Retrieved text is data: strip what could act on a terminal or a reader.
+
+Applied to every candidate before ranking and to every expansion. Removes C0/C1
+controls (tab and newline kept), ANSI escape sequences, bidirectional controls;
+neutralizes link schemes that could execute or read local resources; bounds
+lengths in characters with a trailing ellipsis.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+TITLE_CHARS = 200
+EXCERPT_CHARS = 1000
+METADATA_VALUE_CHARS = 200
+METADATA_FIELDS = 24
+LOCATOR_LOCAL_CHARS = 512
+EXPANSION_BYTES = 1 << 20
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ALWAYS_BLOCKED = "javascript|data|vbscript|file|blob|about|jar|chrome|resource"
+_BLOCKED_SCHEME = re.compile(rf"\b({_ALWAYS_BLOCKED}):", re.IGNORECASE)
+_OTHER_SCHEME = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*)://")
+_ALLOWED_SCHEMES = {"http", "https", "mailto"}
+
+
+def clean_text(text: str) -> str:
+    text = _ANSI.sub("", text)
+    text = _CONTROLS.sub("", text)
+    text = _BLOCKED_SCHEME.sub(lambda m: f"[blocked:{m.group(1).lower()}]", text)
+    return _OTHER_SCHEME.sub(
+        lambda m: m.group(0)
+        if m.group(1).lower() in _ALLOWED_SCHEMES
+        else f"[blocked:{m.group(1).lower()}]",
+        text,
+    )
+
+
+def bound(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def clean_line(text: str, limit: int) -> str:
+    """A single-line field: cleaned, newlines folded to spaces, bounded."""
+    return bound(" ".join(clean_text(text).split()), limit)
+
+
+def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    kept: dict[str, Any] = {}
+    for key in sorted(metadata)[:METADATA_FIELDS]:
+        kept[key] = _clean_value(metadata[key])
+    return kept
+
+
+def _clean_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return bound(clean_text(value), METADATA_VALUE_CHARS)
+    if isinstance(value, list):
+        return [_clean_value(v) for v in value[:METADATA_FIELDS]]
+    if isinstance(value, dict):
+        return clean_metadata(value)
+    return value
+
+
+def clean_expansion(content: str, limit_bytes: int) -> tuple[str, bool]:
+    """Clean expanded content and cut it at a UTF-8 boundary within ``limit_bytes``."""
+    content = _ANSI.sub("", content)
+    content = _CONTROLS.sub("", content)
+    content = clean_text(content)
+    encoded = content.encode("utf-8")
+    if len(encoded) <= limit_bytes:
+        return content, False
+    return encoded[:limit_bytes].decode("utf-8", errors="ignore"), True

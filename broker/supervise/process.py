@@ -1,0 +1,382 @@
+"""One adapter process: spawn, the stdio connection, and a bounded way to end it.
+
+An :class:`AdapterProcess` owns the child (started in its own session, so its
+process group holds everything it starts), a stdout reader that routes reply
+frames to waiting requests, and an stderr drain. It knows nothing of
+deadlines or retries; :mod:`broker.supervise.client` decides those.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+from anyio.abc import ByteReceiveStream, Process, TaskGroup
+
+from adapter_sdk.protocol import (
+    FrameError,
+    FrameReader,
+    InitializeParams,
+    Manifest,
+    Method,
+    SearchOutcome,
+    encode_frame,
+    notification_frame,
+    request_frame,
+)
+from broker.supervise.failure import AdapterFailure, FailureReason
+
+STDERR_TAIL_LINES = 64
+STDERR_LINE_BYTES = 1024
+VIOLATION_LOG_SIZE = 16
+GROUP_POLL_INTERVAL = 0.02
+_READ_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    """How to start one source's adapter and what to tell it at the handshake."""
+
+    source_uid: str
+    source_id: str
+    argv: list[str]
+    env: dict[str, str]
+    workdir: Path
+    init_params: InitializeParams
+    cwd: str | None = None
+
+
+@dataclass
+class Capture:
+    """What a source's processes said besides protocol: stderr lines and violations.
+
+    Kept per source across respawns, so the lines a crashed process wrote are
+    still there after its successor starts.
+    """
+
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    violations: int = 0
+    violation_log: deque[str] = field(default_factory=lambda: deque(maxlen=VIOLATION_LOG_SIZE))
+
+    def stderr_line(self, raw: bytes) -> None:
+        line = raw[:STDERR_LINE_BYTES].rstrip(b"\r\n").decode("utf-8", errors="replace")
+        if line.strip():
+            self.stderr_tail.append(line)
+
+    def violation(self, what: str) -> None:
+        self.violations += 1
+        self.violation_log.append(what[:240])
+
+    def last_stderr_line(self) -> str | None:
+        return self.stderr_tail[-1] if self.stderr_tail else None
+
+
+@dataclass(eq=False)
+class Pending:
+    """A request on the wire. ``done`` is set by its reply or by the connection's loss."""
+
+    request_id: int
+    sent: bool = False  # the frame reached the pipe (or may have: cancelled mid-write)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    reply: dict[str, Any] | None = None
+    lost: str | None = None
+
+    @property
+    def key(self) -> bytes:
+        return orjson.dumps(self.request_id)
+
+
+class AdapterProcess:
+    def __init__(self, process: Process, source_id: str, capture: Capture, started_ns: int):
+        self.process = process
+        self.pid = process.pid
+        self.source_id = source_id
+        self.capture = capture
+        self.started_ns = started_ns
+        self.manifest: Manifest | None = None
+        self.slots: anyio.Semaphore | None = None
+        self.cold_start_ns = 0
+        self.cold_reported = False
+        self.eof = False
+        self.retired = False
+        self.gone = anyio.Event()
+        self._pending: dict[bytes, Pending] = {}
+        self._last_id = 0
+        self._write_lock = anyio.Lock()
+        self._readers = anyio.CancelScope()
+        self._stopping = False
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    @property
+    def alive(self) -> bool:
+        return not self.retired and not self.eof and self.process.returncode is None
+
+    # -- requests --------------------------------------------------------
+
+    def open_request(self) -> Pending:
+        self._last_id += 1
+        pending = Pending(self._last_id)
+        if self.retired or self.eof:
+            pending.done.set()
+        self._pending[pending.key] = pending
+        return pending
+
+    def forget(self, pending: Pending) -> None:
+        self._pending.pop(pending.key, None)
+
+    async def send_request(self, pending: Pending, method: str, params: dict[str, Any]) -> bool:
+        return await self._send(request_frame(pending.request_id, method, params), pending)
+
+    async def send_cancel(self, pending: Pending) -> bool:
+        return await self._send(notification_frame(Method.cancel, {"id": pending.request_id}))
+
+    async def _send(self, message: dict[str, Any], pending: Pending | None = None) -> bool:
+        """Write one frame; False when the adapter can no longer be written to."""
+        stdin = self.process.stdin
+        if stdin is None or self.retired:
+            return False
+        try:
+            async with self._write_lock:
+                if pending is not None:
+                    pending.sent = True
+                await stdin.send(encode_frame(message))
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
+        return True
+
+    def lose(self, why: str | None) -> None:
+        """Release every waiting request: no reply will come.
+
+        ``why`` explains a deliberate stop; None means the adapter went away.
+        """
+        for pending in self._pending.values():
+            if not pending.done.is_set():
+                pending.lost = why
+                pending.done.set()
+
+    def retire(self, why: str) -> None:
+        self.retired = True
+        self.lose(why)
+
+    # -- background readers ---------------------------------------------
+
+    async def pump(self) -> None:
+        """Read stdout frames and drain stderr until the process is stopped."""
+        with self._readers:
+            async with anyio.create_task_group() as readers:
+                readers.start_soon(self._read_frames)
+                readers.start_soon(self._drain_stderr)
+
+    async def _read_frames(self) -> None:
+        assert self.process.stdout is not None
+        reader = FrameReader(_chunks(self.process.stdout))
+        while True:
+            try:
+                frame = await reader.read()
+            except FrameError as exc:
+                self._violation(str(exc))
+                continue
+            if frame is None:
+                break
+            self._route(frame)
+        self.eof = True
+        self.lose(None)
+
+    def _route(self, frame: dict[str, Any]) -> None:
+        if "method" in frame:
+            self._violation(f"adapter sent {frame['method']!r}; adapters only answer requests")
+            return
+        key = orjson.dumps(frame.get("id"))
+        pending = self._pending.get(key)
+        if pending is None or pending.done.is_set():
+            self._violation(f"reply to unknown or already answered id {key.decode()[:40]}")
+            return
+        pending.reply = frame
+        pending.done.set()
+
+    def _violation(self, what: str) -> None:
+        if self.manifest is None:
+            what = f"before the handshake reply: {what}"
+        self.capture.violation(what)
+
+    async def _drain_stderr(self) -> None:
+        assert self.process.stderr is not None
+        receive = _chunks(self.process.stderr)
+        partial = bytearray()
+        while chunk := await receive():
+            partial.extend(chunk)
+            *lines, rest = partial.split(b"\n")
+            for line in lines:
+                self.capture.stderr_line(bytes(line))
+            partial = bytearray(rest)
+            if len(partial) > STDERR_LINE_BYTES:
+                self.capture.stderr_line(bytes(partial))
+                partial.clear()
+        if partial:
+            self.capture.stderr_line(bytes(partial))
+
+    # -- ending ---------------------------------------------------------
+
+    async def exit_status(self, wait: float) -> int | None:
+        """The exit status, waiting up to ``wait`` seconds for the process to end."""
+        with anyio.move_on_after(wait):
+            await self.process.wait()
+        return self.process.returncode
+
+    async def stop(self, term_grace: float, *, shutdown: bool) -> None:
+        """End the process and everything in its group; bounded, idempotent, uncancellable.
+
+        With ``shutdown`` the adapter is first asked to exit (``recall/shutdown``)
+        and given ``term_grace`` to do so; otherwise stdin is closed and a quarter
+        of the grace allowed. Then SIGTERM, then SIGKILL, to the whole group, each
+        after ``term_grace``. Finally the group is swept with SIGKILL, because a
+        clean exit of the adapter says nothing of the helpers it started.
+        """
+        if self._stopping:
+            await self.gone.wait()
+            return
+        self._stopping = True
+        with anyio.CancelScope(shield=True):
+            try:
+                if shutdown and self.alive and self.manifest is not None:
+                    with anyio.move_on_after(term_grace):
+                        await self._request_shutdown()
+                self.retire("the adapter process was stopped")
+                await self._close_stdin()
+                first_wait = term_grace if shutdown else term_grace / 4
+                if await self.exit_status(first_wait) is None:
+                    self._signal_group(signal.SIGTERM)
+                    if await self.exit_status(term_grace) is None:
+                        self._signal_group(signal.SIGKILL)
+                        await self.exit_status(term_grace)
+            finally:
+                self._signal_group(signal.SIGKILL)
+                with anyio.move_on_after(term_grace):
+                    while _group_has_live_members(self.pid):
+                        await anyio.sleep(GROUP_POLL_INTERVAL)
+                self._readers.cancel()
+                self.retire("the adapter process was stopped")
+                await self._release_pipes(term_grace)
+                self.gone.set()
+
+    async def _request_shutdown(self) -> None:
+        pending = self.open_request()
+        try:
+            if await self.send_request(pending, Method.shutdown, {}):
+                await pending.done.wait()
+        finally:
+            self.forget(pending)
+
+    async def _close_stdin(self) -> None:
+        if self.process.stdin is not None:
+            try:
+                await self.process.stdin.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    async def _release_pipes(self, wait: float) -> None:
+        if self.process.returncode is None:
+            # unkillable (stuck in the kernel): release our ends, never wait on it
+            streams = (self.process.stdin, self.process.stdout, self.process.stderr)
+            for stream in streams:
+                if stream is not None:
+                    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        await stream.aclose()
+            return
+        with anyio.move_on_after(wait), suppress(OSError, anyio.BrokenResourceError):
+            await self.process.aclose()
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            if self.process.returncode is None:
+                try:
+                    self.process.send_signal(sig)
+                except ProcessLookupError:
+                    pass
+
+
+def _group_has_live_members(pgid: int) -> bool:
+    """Whether anything still runs in the group. Zombies do not count: they hold nothing."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True  # members exist, possibly only zombies; the caller's bound ends the wait
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state, _ppid, group = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue
+        if int(group) == pgid and state != "Z":
+            return True
+    return False
+
+
+async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> AdapterProcess:
+    """Start the adapter in its own process group; its readers run in ``tasks``."""
+    env = {**os.environ, **spec.env}
+    command = _resolve_command(spec, env)
+    try:
+        spec.workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _spawn_failure(spec, f"cannot create its workdir {spec.workdir}: {exc}") from None
+    started_ns = time.perf_counter_ns()
+    try:
+        process = await anyio.open_process(
+            [command, *spec.argv[1:]], env=env, cwd=spec.cwd, start_new_session=True
+        )
+    except OSError as exc:
+        raise _spawn_failure(spec, f"cannot start {spec.argv[0]!r}: {exc}") from None
+    adapter = AdapterProcess(process, spec.source_id, capture, started_ns)
+    tasks.start_soon(adapter.pump)
+    return adapter
+
+
+def _resolve_command(spec: AdapterSpec, env: dict[str, str]) -> str:
+    if not spec.argv or not spec.argv[0]:
+        raise _spawn_failure(spec, "no adapter command is configured")
+    command = spec.argv[0]
+    if os.sep in command:
+        return command
+    found = shutil.which(command, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise _spawn_failure(spec, f"command {command!r} is not on PATH")
+    return found
+
+
+def _spawn_failure(spec: AdapterSpec, what: str) -> AdapterFailure:
+    return AdapterFailure(
+        SearchOutcome.unavailable,
+        FailureReason.spawn_failed,
+        f'source "{spec.source_id}": {what}; check the adapter command and workdir in the '
+        "configuration",
+    )
+
+
+def _chunks(stream: ByteReceiveStream) -> Callable[[], Awaitable[bytes]]:
+    async def receive() -> bytes:
+        try:
+            return await stream.receive(_READ_CHUNK)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            return b""
+
+    return receive

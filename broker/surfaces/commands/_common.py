@@ -1,0 +1,82 @@
+"""Flags and plumbing shared by the commands that talk to sources."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from broker.errors import UsageError
+
+T = TypeVar("T")
+
+
+def add_profile(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", default="", help="profile to use (default: defaults.profile)")
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON for programs")
+
+
+def add_server(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", metavar="URL", help="ask a running 'recall serve' instead")
+    parser.add_argument(
+        "--auth-token-env",
+        metavar="ENV",
+        help="environment variable holding the server's bearer token (with --server)",
+    )
+
+
+def parse_time(value: str, flag: str) -> datetime:
+    """RFC 3339 instant or a plain date (midnight UTC); naive times are UTC."""
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise UsageError(
+            f"{flag}: {value!r} is not a time; use RFC 3339 such as 2026-03-01T12:00:00Z "
+            "or a date such as 2026-03-01"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def with_broker(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T:
+    """Run ``work(broker)`` against the local configuration or a ``--server``."""
+    import anyio
+
+    token_env = getattr(args, "auth_token_env", None)
+    server = getattr(args, "server", None)
+    if token_env and not server:
+        raise UsageError("--auth-token-env needs --server")
+    if server:
+        from broker.surfaces.client import RemoteBroker
+
+        token = os.environ.get(token_env) if token_env else None
+        if token_env and not token:
+            raise UsageError(f"--auth-token-env: environment variable {token_env} is empty or unset")
+
+        async def remote() -> T:
+            async with RemoteBroker(server, token=token, profile=getattr(args, "profile", "")) as broker:
+                return await work(broker)
+
+        return anyio.run(remote)
+
+    from broker.app import open_broker
+    from broker.config import load_config
+
+    config = load_config()
+
+    async def local() -> T:
+        async with open_broker(config) as broker:
+            return await work(broker)
+
+    return anyio.run(local)
+
+
+def print_json(data: Any) -> None:
+    import orjson
+
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")

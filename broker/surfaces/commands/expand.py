@@ -1,0 +1,60 @@
+"""recall expand: read the evidence behind one locator."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from broker.surfaces.commands._common import (
+    add_json,
+    add_profile,
+    add_server,
+    print_json,
+    with_broker,
+)
+
+HELP = "read the evidence behind a locator"
+DESCRIPTION = """Read the evidence behind a locator printed by 'recall query'.
+
+Stateless: the locator names its source ('notes:runbooks/restore.md#L3-L9'), the
+source is asked again, and the profile's sensitivity ceiling is checked again.
+Exit 4 when the locator cannot be expanded (unknown source, denied, expired)."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("locator", help="<source_id>:<local part>, as printed by recall query")
+    parser.add_argument("--detail", choices=["summary", "excerpt", "full", "context"],
+                        default="excerpt", help="how much to read (default excerpt)")
+    parser.add_argument("--budget-bytes", "--budget", dest="budget_bytes", type=int, default=0,
+                        metavar="N", help="most bytes of content (default 65536)")
+    add_profile(parser)
+    add_json(parser)
+    add_server(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from broker.contracts import DetailLevel, ExpandRequest
+    from broker.errors import ExpandError, UsageError
+    from broker.render.human import render_expand
+
+    if args.budget_bytes < 0:
+        raise UsageError("--budget-bytes must be 0 or more")
+    request = ExpandRequest(
+        locator=args.locator,
+        detail=DetailLevel(args.detail),
+        budget_bytes=args.budget_bytes,
+        profile=args.profile,
+    )
+    try:
+        response = with_broker(args, lambda broker: broker.expand(request))
+    except ExpandError as exc:
+        if args.json:
+            print_json({"error": {"code": str(exc.code), "message": exc.message}})
+        sys.stderr.write(f"recall: {exc.message}\n")
+        return 1 if exc.code == "malformed_locator" else 4
+    if args.json:
+        print_json(response.to_json())
+    else:
+        text = render_expand(response)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0

@@ -1,0 +1,118 @@
+"""recall query: one question to every eligible source, evidence pointers back."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from broker.surfaces.commands._common import (
+    add_json,
+    add_profile,
+    add_server,
+    parse_time,
+    print_json,
+    with_broker,
+)
+
+HELP = "ask every source of a profile; print evidence pointers"
+DESCRIPTION = """Ask every eligible source of a profile and print evidence pointers.
+
+Each result is a pointer: a locator you can pass to 'recall expand', a title and,
+when the source can claim one, an excerpt marked '>' (the matched text) or '~' (a
+preview). The outcome line says whether the sources answered, abstained or failed,
+and whether coverage was complete."""
+
+SCOPE_KEYS = {"source": "source_ids", "type": "record_types", "entity": "entities",
+              "project": "project", "since": "since", "until": "until"}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("text", nargs="*", help="the question (words are joined by spaces)")
+    add_profile(parser)
+    add_json(parser)
+    parser.add_argument("--explain", action="store_true",
+                        help="add provenance, lineage, score arithmetic, the source ledger and the plan")
+    parser.add_argument("--limit", type=int, default=0, metavar="N",
+                        help="most results to return (default: the profile's max_results)")
+    parser.add_argument("--budget-ms", type=int, default=0, metavar="N",
+                        help="end-to-end latency budget in milliseconds (default 5000)")
+    parser.add_argument("--budget-tokens", type=int, default=8000, metavar="N",
+                        help="response size budget in estimated tokens (default 8000; -1 unbounded)")
+    parser.add_argument("--scope", action="append", default=[], metavar="KEY=VALUE",
+                        help="hard filter, repeatable: source=, type=, project=, entity=, since=, until=")
+    parser.add_argument("--as-of", metavar="TIME", help="answer as of this instant (RFC 3339 or a date)")
+    parser.add_argument("--include-stale", action="store_true",
+                        help="show superseded, expired and not-yet-valid evidence in place, marked")
+    add_server(parser)
+
+
+def build_request(args: argparse.Namespace):  # -> QueryRequest
+    from broker.contracts import Budget, QueryRequest, Scope, Surface
+    from broker.errors import UsageError
+
+    text = " ".join(args.text).strip()
+    if not text:
+        raise UsageError("query: the question is empty; usage: recall query TEXT")
+    if args.limit < 0:
+        raise UsageError("--limit must be 0 or more")
+    if args.budget_ms < 0:
+        raise UsageError("--budget-ms must be 0 or more")
+    if args.budget_tokens == 0 or args.budget_tokens < -1:
+        raise UsageError("--budget-tokens must be positive, or -1 for unbounded")
+    surface = {
+        (False, False): Surface.pointer,
+        (True, False): Surface.explained,
+        (False, True): Surface.structured_pointer,
+        (True, True): Surface.structured,
+    }[(args.explain, args.json)]
+    return QueryRequest(
+        query=text,
+        profile=args.profile,
+        scope=Scope(**parse_scope(args.scope)),
+        as_of=parse_time(args.as_of, "--as-of") if args.as_of else None,
+        budget=Budget(latency_ms=args.budget_ms, response_tokens=args.budget_tokens, surface=surface),
+        limit=args.limit,
+        include_stale=args.include_stale,
+    )
+
+
+def parse_scope(items: list[str]) -> dict:
+    from broker.errors import UsageError
+
+    scope: dict = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not value.strip():
+            raise UsageError(f"--scope {item!r}: expected KEY=VALUE with KEY one of {', '.join(SCOPE_KEYS)}")
+        if key not in SCOPE_KEYS:
+            raise UsageError(f"--scope: unknown key {key!r}; use one of {', '.join(SCOPE_KEYS)}")
+        field = SCOPE_KEYS[key]
+        values = [v.strip() for v in value.split(",") if v.strip()]
+        if field in ("since", "until"):
+            if len(values) != 1:
+                raise UsageError(f"--scope {key}= takes one time")
+            scope[field] = parse_time(values[0], f"--scope {key}")
+        elif field == "project":
+            if len(values) != 1 or (scope.get("project") not in (None, values[0])):
+                raise UsageError("--scope project= takes one project")
+            scope["project"] = values[0]
+        else:
+            scope.setdefault(field, [])
+            scope[field] += [v for v in values if v not in scope[field]]
+    return scope
+
+
+def run(args: argparse.Namespace) -> int:
+    from broker.app import exit_code
+    from broker.render.human import render_query
+    from broker.render.pointer import pointer_projection
+
+    request = build_request(args)
+    response = with_broker(args, lambda broker: broker.query(request))
+    if args.json:
+        print_json(response.to_json() if args.explain else pointer_projection(response))
+    else:
+        text = render_query(response, explain=args.explain)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return exit_code(response)

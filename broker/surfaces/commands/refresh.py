@@ -1,0 +1,78 @@
+"""recall refresh: rebuild or re-check what sources index, outside any query budget."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from broker.surfaces.commands._common import (
+    add_json,
+    add_profile,
+    add_server,
+    print_json,
+    with_broker,
+)
+
+HELP = "rebuild or re-check source indexes"
+DESCRIPTION = """Refresh the indexes of the profile's sources (or one --source).
+
+Indexed sources re-check their files and re-read only what changed; --full
+rebuilds from scratch. A refresh is not bound by the query timeout, so a large
+first build finishes. Progress is shown on a terminal."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", metavar="ID", help="refresh only this source")
+    parser.add_argument("--full", action="store_true", help="rebuild from scratch")
+    add_profile(parser)
+    add_json(parser)
+    add_server(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from broker.contracts import RefreshOutcome, RefreshRequest
+    from broker.errors import UsageError
+    from broker.render.human import render_refresh
+
+    if args.source is not None and not args.source.strip():
+        raise UsageError("--source needs a source id")
+    request = RefreshRequest(profile=args.profile, source_id=args.source, full=args.full)
+    progress = _Progress() if sys.stderr.isatty() and not args.json else None
+    try:
+        response = with_broker(
+            args, lambda broker: broker.refresh(request, progress) if progress else broker.refresh(request)
+        )
+    finally:
+        if progress:
+            progress.stop()
+    if args.json:
+        print_json(response.to_json())
+    else:
+        text = render_refresh(response)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return {RefreshOutcome.refreshed: 0, RefreshOutcome.degraded: 3}.get(response.outcome, 4)
+
+
+class _Progress:
+    """A live line on stderr naming the sources still refreshing and the time spent."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.status import Status
+
+        self._running: dict[str, float] = {}
+        self._status = Status("refreshing", console=Console(stderr=True))
+        self._status.start()
+
+    def __call__(self, source_id: str, event: str) -> None:
+        if event == "started":
+            self._running[source_id] = time.monotonic()
+        else:
+            started = self._running.pop(source_id, time.monotonic())
+            self._status.console.print(f"  {source_id} done in {time.monotonic() - started:.1f}s")
+        names = ", ".join(self._running) or "finishing"
+        self._status.update(f"refreshing {names}")
+
+    def stop(self) -> None:
+        self._status.stop()

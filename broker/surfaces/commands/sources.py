@@ -1,0 +1,35 @@
+"""recall sources: every configured source, probed if this profile may use it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from broker.surfaces.commands._common import (
+    add_json,
+    add_profile,
+    add_server,
+    print_json,
+    with_broker,
+)
+
+HELP = "list configured sources with their health"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_profile(parser)
+    add_json(parser)
+    add_server(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from broker.listing import listing_status
+    from broker.render.human import render_sources
+
+    listing = with_broker(args, lambda broker: broker.sources(args.profile))
+    if args.json:
+        print_json(listing)
+    else:
+        text = render_sources(listing)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0 if listing_status(listing) == "ok" else 3

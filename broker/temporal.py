@@ -1,0 +1,238 @@
+"""Temporal verdicts: is a record current at the evaluation instant?
+
+Two kinds of claim decide it, and neither reads a clock — the instant is an
+argument (the request's ``as_of``, else the moment the request was served):
+
+* validity, from a record's ``valid_from`` / ``valid_to``: ``expired`` once
+  ``valid_to <= instant``, ``not_yet_valid`` while ``valid_from > instant``;
+* supersession, from ``metadata.supersedes`` (references this record replaces)
+  and ``metadata.superseded_by`` (the reference that replaces it).
+
+A reference is ``<source_id>:<ref>``. It names every record of that source whose
+locator local part, local part without its ``#...`` fragment, or
+``source_record_id`` equals ``ref``, so a note that supersedes
+``notes:decisions/old.md`` replaces every chunk of that note. A reference with
+no known source prefix is read in the source of the record that wrote it.
+
+A supersession is dated by the successor's ``valid_from``, else its
+``event_time``; one dated after the instant does not apply, so replaying an
+earlier instant shows what was current then. An undated supersession applies.
+Chains resolve to their terminal successor. Nothing is guessed: the records of a
+supersession cycle, and a record two different terminal successors claim, are
+left ``current`` and reported as problems.
+
+Precedence when a record carries several claims: superseded, then expired, then
+not_yet_valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from broker.contracts import Verdict
+
+STALENESS = {
+    Verdict.current: 0,
+    Verdict.not_yet_valid: 1,
+    Verdict.expired: 2,
+    Verdict.superseded: 3,
+}
+
+
+def aware(moment: datetime) -> datetime:
+    """A timestamp with no zone is read as UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def verdict_for(
+    valid_from: datetime | None, valid_to: datetime | None, instant: datetime
+) -> Verdict:
+    """The validity verdict of one record at ``instant`` (supersession aside)."""
+    instant = aware(instant)
+    if valid_to is not None and aware(valid_to) <= instant:
+        return Verdict.expired
+    if valid_from is not None and aware(valid_from) > instant:
+        return Verdict.not_yet_valid
+    return Verdict.current
+
+
+def stalest(verdicts: Iterable[Verdict]) -> Verdict:
+    """The verdict that wins when one record carries several claims."""
+    return max(verdicts, key=STALENESS.__getitem__, default=Verdict.current)
+
+
+@dataclass(frozen=True)
+class TemporalRecord:
+    """One record's supersession claims, all its retrieved pieces merged.
+
+    ``names`` are the local references the record answers to; ``locator`` is the
+    display locator reported when the record is named as a successor; ``dated``
+    is when a supersession by this record took effect (``valid_from``, else
+    ``event_time``; ``None`` when the record states neither).
+    """
+
+    key: Hashable
+    source_id: str
+    names: frozenset[str]
+    locator: str
+    dated: datetime | None = None
+    supersedes: tuple[str, ...] = ()
+    superseded_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Succession:
+    """Why a record is superseded: its terminal successor."""
+
+    successor: str
+    successor_key: Hashable | None
+    """The successor's record key when it was retrieved, else ``None``."""
+
+
+@dataclass
+class Supersessions:
+    superseded: dict[Hashable, Succession] = field(default_factory=dict)
+    notes: dict[Hashable, list[str]] = field(default_factory=dict)
+    """Per record: claims that were read but did not apply, and why."""
+    contested: set[Hashable] = field(default_factory=set)
+    """Records left current because their supersession could not be decided."""
+    problems: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    """Terminal successors named by reference that were not retrieved."""
+
+
+def split_reference(
+    reference: str, writer_source_id: str, known_source_ids: frozenset[str]
+) -> tuple[str, str] | None:
+    """``(source_id, ref)`` of a reference, or ``None`` when it names nothing."""
+    reference = reference.strip()
+    prefix, sep, rest = reference.partition(":")
+    if sep and prefix in known_source_ids:
+        return (prefix, rest) if rest else None
+    return (writer_source_id, reference) if reference else None
+
+
+@dataclass(frozen=True)
+class _External:
+    """A successor named by reference that no retrieved record answers to."""
+
+    locator: str
+
+
+def resolve_supersessions(
+    records: Sequence[TemporalRecord],
+    instant: datetime,
+    source_ids: frozenset[str] = frozenset(),
+) -> Supersessions:
+    """Decide which records are superseded at ``instant``, and by what.
+
+    ``source_ids`` are the configured source names, so a reference to a source
+    that returned nothing is still read as naming that source.
+    """
+    instant = aware(instant)
+    out = Supersessions()
+    by_key = {r.key: r for r in records}
+    known = source_ids | {r.source_id for r in records}
+    index: dict[tuple[str, str], set[Hashable]] = {}
+    for r in records:
+        for name in r.names:
+            index.setdefault((r.source_id, name), set()).add(r.key)
+
+    def named(reference: str, writer: TemporalRecord) -> tuple[str, set[Hashable]] | None:
+        parts = split_reference(reference, writer.source_id, known)
+        if parts is None:
+            return None
+        return f"{parts[0]}:{parts[1]}", index.get(parts, set()) - {writer.key}
+
+    def applies(old: TemporalRecord, successor: TemporalRecord) -> bool:
+        if successor.dated is None or aware(successor.dated) <= instant:
+            return True
+        out.notes.setdefault(old.key, []).append(
+            f"supersession by {successor.locator} dated {aware(successor.dated).isoformat()} "
+            "is after the evaluation instant and does not apply"
+        )
+        return False
+
+    edges: dict[Hashable, set[Hashable]] = {}
+    for writer in records:
+        for reference in writer.supersedes:
+            found = named(reference, writer)
+            for old_key in sorted(found[1], key=repr) if found else ():
+                if applies(by_key[old_key], writer):
+                    edges.setdefault(old_key, set()).add(writer.key)
+        for reference in writer.superseded_by:
+            found = named(reference, writer)
+            if found is None:
+                continue
+            locator, successors = found
+            if not successors:
+                edges.setdefault(writer.key, set()).add(_External(locator))
+            for key in sorted(successors, key=repr):
+                if applies(writer, by_key[key]):
+                    edges.setdefault(writer.key, set()).add(key)
+
+    def locator_of(node: Hashable) -> str:
+        return node.locator if isinstance(node, _External) else by_key[node].locator
+
+    cycles = _cycle_members(edges)
+    for members in cycles:
+        names = ", ".join(sorted(locator_of(k) for k in members))
+        out.problems.append(f"supersession cycle between {names}: all left current")
+        out.contested.update(members)
+
+    terminal: dict[Hashable, frozenset[Hashable]] = {}
+
+    def terminals(node: Hashable) -> frozenset[Hashable]:
+        """Where following ``node``'s supersessions ends (itself when it is not replaced)."""
+        if node in terminal:
+            return terminal[node]
+        if isinstance(node, _External) or node in out.contested or node not in edges:
+            terminal[node] = frozenset({node})
+            return terminal[node]
+        reached = frozenset().union(*(terminals(s) for s in edges[node]))
+        if len(reached) > 1:
+            names = " and ".join(sorted(locator_of(k) for k in reached))
+            out.problems.append(
+                f"ambiguous successor for {locator_of(node)}: {names} both replace it; "
+                "left current"
+            )
+            out.contested.add(node)
+            reached = frozenset({node})
+        terminal[node] = reached
+        return reached
+
+    for old_key in sorted(edges, key=lambda k: locator_of(k) + "\x00" + repr(k)):
+        (end,) = terminals(old_key)
+        if end == old_key:
+            continue
+        if isinstance(end, _External):
+            out.superseded[old_key] = Succession(end.locator, None)
+            out.missing.append(end.locator)
+        else:
+            out.superseded[old_key] = Succession(by_key[end].locator, end)
+    out.missing = sorted(set(out.missing))
+    out.problems.sort()
+    out.notes = {key: sorted(set(notes)) for key, notes in out.notes.items()}
+    return out
+
+
+def _cycle_members(edges: Mapping[Hashable, set[Hashable]]) -> list[frozenset[Hashable]]:
+    """Strongly connected sets of more than one record (self-claims are never edges)."""
+    reach: dict[Hashable, set[Hashable]] = {}
+    for start in edges:
+        seen: set[Hashable] = set()
+        stack = list(edges[start])
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.extend(edges.get(node, ()))
+        reach[start] = seen
+    cycles: set[frozenset[Hashable]] = set()
+    for node, reached in reach.items():
+        if node in reached:
+            cycles.add(frozenset({node} | {o for o in reached if node in reach.get(o, ())}))
+    return sorted(cycles, key=lambda members: sorted(repr(k) for k in members))

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install everything the tests need and run the whole suite.
+# Usage: ./scripts/test.sh [pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Taskwarrior is a real program the tests drive.
+if ! command -v task >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq taskwarrior >/dev/null
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq taskwarrior >/dev/null
+  else
+    echo "scripts/test.sh: install Taskwarrior ('task') first, e.g. apt-get install taskwarrior" >&2
+    exit 1
+  fi
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test,mcp,gmail]'
+./scripts/install-polign.sh
+
+.venv/bin/ruff check broker adapter_sdk adapters tests bench
+.venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import pytest
+from fusion_builders import cand, facts, run
+
+TWO = [facts("notes"), facts("mail")]
+
+
+def test_chunks_of_one_document_are_one_result_scored_once() -> None:
+    pool = [cand("notes:a.md#L1-L4", 1), cand("notes:a.md#L9-L12", 2)]
+    out = run(pool)
+    assert len(out.results) == 1
+    result = out.results[0]
+    assert [m.lineage_root for m in result.members] == ["01NOTES:a.md#L1-L4", "01NOTES:a.md#L9-L12"]
+    assert result.explanation.corroboration.independent_units == 1
+    assert result.score == pytest.approx(1 / 61)
+
+
+def test_shared_entity_clusters_and_corroborates_across_sources() -> None:
+    pool = [cand("notes:a.md", 1, metadata={"entity_id": "E1"}),
+            cand("mail:m1", 1, record_type="document", metadata={"entity_id": "E1"})]
+    out = run(pool, sources=TWO)
+    assert len(out.results) == 1
+    corroboration = out.results[0].explanation.corroboration
+    assert (corroboration.independent_units, corroboration.sources) == (2, ["mail", "notes"])
+    assert out.results[0].score == pytest.approx(2 / 61)
+
+
+def test_entity_type_scopes_the_entity_id() -> None:
+    pool = [cand("notes:a.md", 1, metadata={"entity_id": "42", "entity_type": "person"}),
+            cand("mail:m1", 1, metadata={"entity_id": "42"})]
+    assert len(run(pool, sources=TWO).results) == 2
+
+
+def test_shared_fingerprint_collapses_corroboration_but_not_display() -> None:
+    pool = [cand("notes:a.md", 1, content_fingerprint="fp1"),
+            cand("mail:m1", 1, content_fingerprint="fp1")]
+    assert len(run(pool, sources=TWO).results) == 2
+    linked = [c.model_copy(update={"metadata": {"entity_id": "E1"}}) for c in pool]
+    out = run(linked, sources=TWO)
+    assert out.results[0].explanation.corroboration.independent_units == 1
+    assert out.results[0].score == pytest.approx(1 / 61)
+
+
+def test_same_record_at_one_location_does_not_corroborate_itself() -> None:
+    pool = [cand("notes:a.md", 1, metadata={"entity_id": "E1"}),
+            cand("mirror:a.md", 1, metadata={"entity_id": "E1"})]
+    shared = run(pool, sources=[facts("notes", location="/home/u/notes"),
+                                facts("mirror", location="/home/u/notes")])
+    apart = run(pool, sources=[facts("notes", location="/home/u/notes"),
+                               facts("mirror", location="/srv/other")])
+    assert shared.results[0].explanation.corroboration.independent_units == 1
+    assert apart.results[0].explanation.corroboration.independent_units == 2
+
+
+def test_two_views_of_one_record_fold_into_one_slot_with_a_duplicate_view() -> None:
+    same = {"content_fingerprint": "fp1", "source_revision": "rev7", "source_record_id": "r1"}
+    pool = [cand("notes:r1", 1, **same), cand("mirror:r1", 2, **same)]
+    out = run(pool, sources=[facts("notes"), facts("mirror")])
+    assert len(out.results) == 1
+    assert [(s.reason.value, s.count, s.lineage_root, s.fused_into) for s in out.suppressed] == [
+        ("duplicate_view", 1, "01MIRROR:r1", "01NOTES:r1")]
+
+
+def test_identical_multi_word_titles_of_one_record_type_cluster() -> None:
+    pool = [cand("notes:a.md", 1, title="Backup Policy"),
+            cand("mail:m1", 1, title="backup  policy!")]
+    assert len(run(pool, sources=TWO).results) == 1
+
+
+def test_single_word_titles_do_not_cluster() -> None:
+    pool = [cand("notes:a.md", 1, title="Meeting"), cand("mail:m1", 1, title="Meeting")]
+    assert len(run(pool, sources=TWO).results) == 2
+
+
+def test_titles_of_different_record_types_do_not_cluster() -> None:
+    pool = [cand("notes:a.md", 1, title="Backup Policy"),
+            cand("tasks:t1", 1, record_type="task", title="Backup Policy")]
+    assert len(run(pool).results) == 2
+
+
+def test_declared_alias_matches_another_records_title() -> None:
+    pool = [cand("notes:a.md", 1, title="Marcus V", metadata={"aliases": ["Marcus Vorwaller"]}),
+            cand("mail:m1", 1, title="Marcus Vorwaller")]
+    assert len(run(pool, sources=TWO).results) == 1
+
+
+def test_corroboration_is_capped_at_a_multiple_of_the_strongest_unit() -> None:
+    pool = [cand(f"{s}:x", 1, metadata={"entity_id": "E1"}) for s in ("notes", "mail", "tasks")]
+    out = run(pool)
+    corroboration = out.results[0].explanation.corroboration
+    assert corroboration.independent_units == 3
+    assert corroboration.cap_applied
+    assert out.results[0].score == pytest.approx(2 / 61)
+
+
+def test_derivative_unit_is_counted_after_the_records_it_restates() -> None:
+    pool = [cand("notes:weekly.md", 1, derived_from=["tasks:t1", "tasks:t2"],
+                 metadata={"entity_id": "E1"}),
+            cand("tasks:t1", 5, metadata={"entity_id": "E1"}),
+            cand("tasks:t2", 6, metadata={"entity_id": "E1"})]
+    out = run(pool, sources=[facts("notes", 2.0), facts("tasks")])
+    result = out.results[0]
+    assert result.explanation.corroboration.independent_units == 2
+    assert result.score == pytest.approx(1 / 65 + 1 / 66)
+    assert result.explanation.lineage_root == "01NOTES:weekly.md"

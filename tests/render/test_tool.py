@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from broker.errors import ExpandError, ExpandErrorCode
+from broker.render import tool
+
+from . import fixtures
+
+
+def test_failed_query_text_says_it_is_not_evidence_of_absence() -> None:
+    assert tool.query_text(fixtures.failed()).splitlines()[1] == tool.FAILED_NOTE
+
+
+def test_query_text_header_reports_truncation_and_drops() -> None:
+    assert tool.query_text(fixtures.truncated()).splitlines()[0] == (
+        "outcome=answered coverage=complete results=2 truncated=true dropped=5"
+    )
+
+
+def test_query_text_flattens_a_multi_line_excerpt_onto_one_line() -> None:
+    assert "   Snapshots are kept for ninety days; the drill task rotates owners." in (
+        tool.query_text(fixtures.answered())
+    )
+
+
+def test_query_text_marks_a_stale_result_with_its_verdict() -> None:
+    assert "score=0.0190 verdict=superseded" in tool.query_text(fixtures.stale_shown())
+
+
+def test_expand_failure_text_names_locator_code_and_message() -> None:
+    error = ExpandError(ExpandErrorCode.locator_unknown, "no such record")
+    assert tool.expand_failure_text("notes:gone.md", error) == (
+        "notes:gone.md could not be expanded (locator_unknown): no such record"
+    )
+
+
+def test_listing_is_degraded_when_a_probed_source_is_unusable() -> None:
+    assert tool.listing_status(fixtures.listing()) == "degraded"
+
+
+def test_listing_is_ok_when_every_probed_source_is_usable() -> None:
+    listing = fixtures.listing()
+    listing["sources"] = [s for s in listing["sources"] if s["source_id"] != "tasks"]
+    assert tool.listing_status(listing) == "ok"
