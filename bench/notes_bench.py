@@ -42,8 +42,8 @@ def generate(root: Path, count: int, seed: int = 7) -> int:
         lines = [f"# Note {index} about {rng.choice(TOPICS)}", ""]
         for section in range(rng.randint(3, 6)):
             lines += [f"## Section {section} {rng.choice(TOPICS)}", ""]
-            for _ in range(rng.randint(3, 6)):
-                sentence = rng.choices(words, weights, k=14) + rng.sample(TOPICS, 2)
+            for _ in range(rng.randint(5, 9)):
+                sentence = rng.choices(words, weights, k=16) + rng.sample(TOPICS, 2)
                 rng.shuffle(sentence)
                 lines.append(" ".join(sentence) + ".")
             lines.append("")

@@ -44,7 +44,7 @@ from broker.contracts import (
     SkipReason,
     TimeoutBudget,
 )
-from broker.errors import UnsatisfiableScope
+from broker.errors import PlanError, UnsatisfiableScope
 from broker.supervise import AdapterClient, AdapterFailure, AdapterSpec, Supervisor
 
 HANDSHAKE_LIMIT = timedelta(seconds=10)
@@ -154,6 +154,11 @@ async def plan_query(
     config: Config, supervisor: Supervisor, request: QueryRequest, started_at: datetime
 ) -> QueryPlan:
     profile = config.profile(request.profile)
+    if not profile.sources:
+        raise PlanError(
+            f"profile {profile.name} has no sources to ask; configure one with "
+            "'recall init --notes DIR' or add [[sources]] to the configuration"
+        )
     defaults = config.defaults
     budget_ms = request.budget.latency_ms if request.budget.latency_ms > 0 else DEFAULT_LATENCY_MS
     deadline = started_at + timedelta(milliseconds=budget_ms)

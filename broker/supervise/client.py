@@ -152,7 +152,7 @@ class AdapterClient:
     ) -> tuple[ResultT, AdapterProcess]:
         deadline_at, wire = self._deadline(params)
         if anyio.current_time() >= deadline_at:
-            raise self._timed_out(f"{method} was being made: its deadline had already passed")
+            raise self._timed_out(f"the deadline had passed before {method} was made")
         process = await self._ensure(deadline_at)
         slots = process.slots
         if slots is not None:
@@ -162,7 +162,10 @@ class AdapterClient:
                 acquired = True
             if not acquired:
                 limit = process.manifest.max_concurrency if process.manifest else None
-                raise self._timed_out(f"{method} waited for a free slot (max_concurrency {limit})")
+                raise self._timed_out(
+                    f"the deadline passed while {method} waited for a free slot "
+                    f"(max_concurrency {limit})"
+                )
         try:
             return await self._exchange(process, method, wire, deadline_at, model), process
         finally:
@@ -186,7 +189,7 @@ class AdapterClient:
                 else:
                     pending.done.set()
             if not pending.done.is_set() and not pending.sent:
-                raise self._timed_out(f"{method} waited to be written to the adapter")
+                raise self._timed_out(f"the deadline passed before {method} could be written")
             if not pending.done.is_set():
                 acknowledged = await self._cancel_and_wait(process, pending)
                 if not acknowledged:
@@ -270,7 +273,7 @@ class AdapterClient:
             await self._spawn_lock.acquire()
             acquired = True
         if not acquired:
-            raise self._timed_out("waiting for the adapter to start")
+            raise self._timed_out("the deadline passed while waiting for the adapter to start")
         try:
             process = self._process
             if process is not None and process.alive:
@@ -318,7 +321,10 @@ class AdapterClient:
             process.forget(pending)
         if not pending.done.is_set():
             if deadline_at < limit_at:
-                raise self._timed_out("the adapter was starting (recall/initialize unanswered)")
+                raise self._timed_out(
+                    "the deadline passed while the adapter was starting "
+                    "(recall/initialize unanswered)"
+                )
             raise AdapterFailure(
                 SearchOutcome.unavailable,
                 FailureReason.handshake_timeout,
@@ -424,11 +430,11 @@ class AdapterClient:
             "and will be restarted on next use",
         )
 
-    def _timed_out(self, while_: str) -> AdapterFailure:
+    def _timed_out(self, what: str) -> AdapterFailure:
         return AdapterFailure(
             SearchOutcome.timeout,
             FailureReason.deadline_exceeded,
-            f'source "{self.spec.source_id}": the deadline passed while {while_}',
+            f'source "{self.spec.source_id}": {what}',
         )
 
     async def _unreachable(
