@@ -62,6 +62,7 @@ def render_query(response: QueryResponse, *, explain: bool) -> str:
     _results(out, response, explain)
     _suppressed(out, response.suppressed)
     if explain:
+        _temporal_problems(out, response.temporal_problems)
         _ledger(out, response)
         _plan(out, response)
     return str(out)
@@ -175,6 +176,16 @@ def _suppressed(out: Lines, suppressed: list[Suppression]) -> None:
         f.text("lineage", s.lineage_root)
         f.text("successor", s.successor)
         out.block("  ", str(f))
+
+
+def _temporal_problems(out: Lines, problems: list[str] | None) -> None:
+    """Supersession data the verdicts could not use (cycles, dangling links)."""
+    if not problems:
+        return
+    out.line()
+    out.line("temporal problems")
+    for problem in problems:
+        out.block("  ", problem)
 
 
 def _summary_line(summary: SourceSummary) -> str:

@@ -282,10 +282,8 @@ class AdapterProcess:
 
     async def _close_stdin(self) -> None:
         if self.process.stdin is not None:
-            try:
+            with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await self.process.stdin.aclose()
-            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
 
     async def _release_pipes(self, wait: float) -> None:
         if self.process.returncode is None:

@@ -500,6 +500,9 @@ def stale_shown() -> QueryResponse:
             report("events", candidates=2, elapsed_ms=19),
         ],
         plan=plan("notes", "events").model_copy(update={"evaluated_at": EVALUATED}),
+        temporal_problems=[
+            "supersession cycle between notes:a.md#L1-L3, notes:b.md#L1-L3: all left current"
+        ],
         outcome=Outcome.answered,
         coverage=Coverage.complete,
         elapsed_ns=20 * MS,

@@ -92,6 +92,7 @@ result_lists = st.lists(_results(), max_size=10, unique_by=lambda r: r.explanati
 report_lists = st.lists(_reports(), max_size=6)
 plan_source_lists = st.lists(source_ids, max_size=6)
 limit_drops = st.just(0) | st.integers(1, 30)
+temporal_problem_lists = st.none() | st.lists(short, max_size=2)
 suppression_reasons = st.lists(
     st.tuples(st.sampled_from(SuppressionReason), st.integers(1, 12), short), max_size=5
 )
@@ -126,4 +127,5 @@ def responses(draw: st.DrawFn) -> QueryResponse:
         truncated=dropped > 0,
         dropped_results=dropped,
         elapsed_ns=draw(st.integers(0, 10**10)),
+        temporal_problems=draw(temporal_problem_lists),
     )

@@ -90,3 +90,11 @@ def test_expansion_prints_provenance_then_a_blank_line_then_content() -> None:
         "\n"
         "# Quarterly Drill\n\nEach quarter the newest snapshot is restored.\n"
     )
+
+
+def test_explain_tier_lists_temporal_problems_the_verdicts_could_not_use() -> None:
+    text = render_query(fixtures.stale_shown(), explain=True)
+    assert (
+        "\ntemporal problems\n"
+        "  supersession cycle between notes:a.md#L1-L3, notes:b.md#L1-L3: all left current\n"
+    ) in text

@@ -1,0 +1,125 @@
+"""Checks answered from the configuration alone, before any adapter is started."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+from broker.config import Config, Layer, SourceConfig
+from broker.doctor.model import (
+    LOAD_CHECKS,
+    Check,
+    CheckName,
+    CheckStatus,
+    Problem,
+    plural,
+    verdict,
+)
+from broker.errors import ConfigError, ConfigProblem
+
+NOT_LOADED = "configuration did not load"
+
+
+def load_failure(error: ConfigError) -> list[Check]:
+    """Route every load problem to the check it belongs to, each with its file and key."""
+    routed: dict[CheckName, list[Problem]] = {name: [] for name in LOAD_CHECKS}
+    for found in error.problems:
+        routed[_check_for(found)].append(
+            Problem(found.message, file=found.file, key=found.key, source_id=found.source_id)
+        )
+    return [
+        Check(name, CheckStatus.failed, problems=problems)
+        if problems
+        else Check(name, CheckStatus.skipped, NOT_LOADED)
+        for name, problems in routed.items()
+    ]
+
+
+def _check_for(found: ConfigProblem) -> CheckName:
+    try:
+        name = CheckName(found.kind)
+    except ValueError:
+        return CheckName.configuration
+    return name if name in LOAD_CHECKS else CheckName.configuration
+
+
+def configuration_check(config: Config) -> Check:
+    files = [f"{f.path} ({f.layer})" for f in config.files]
+    detail = ", ".join(files) if files else "no configuration file; built-in defaults are in force"
+    return Check(CheckName.configuration, CheckStatus.passed, detail)
+
+
+def trust_check(config: Config) -> Check:
+    """Only a pass can reach here (a crossing fails the load); it names the untrusted files."""
+    project = [str(f.path) for f in config.files if f.layer is Layer.project]
+    if not project:
+        detail = "no project configuration; every adapter command came from user configuration"
+    else:
+        detail = (
+            f"project file {', '.join(project)} stayed inside the trust boundary "
+            "(no command, identity, [defaults] or loosened ceiling)"
+        )
+    return Check(CheckName.trust_boundary, CheckStatus.passed, detail)
+
+
+def identity_check(config: Config) -> Check:
+    uids = Counter(s.source_uid for s in config.sources)
+    ids = Counter(s.source_id for s in config.sources)
+    problems: list[Problem] = []
+    for source in config.sources:
+        file = _declared_file(source)
+        if not source.source_uid:
+            problems.append(
+                Problem("source has no source_uid", file=file, key="source_uid", source_id=source.source_id)
+            )
+        elif uids[source.source_uid] > 1:
+            problems.append(
+                Problem(
+                    f"source_uid {source.source_uid!r} is shared by {uids[source.source_uid]} sources; "
+                    "an identity belongs to exactly one source",
+                    file=file,
+                    key="source_uid",
+                    source_id=source.source_id,
+                )
+            )
+        if ids[source.source_id] > 1:
+            problems.append(
+                Problem(
+                    f"source_id {source.source_id!r} is declared {ids[source.source_id]} times",
+                    file=file,
+                    key="source_id",
+                    source_id=source.source_id,
+                )
+            )
+    detail = f"{plural(len(config.sources), 'source')}, {plural(len(uids), 'distinct identity', 'distinct identities')}"
+    return verdict(CheckName.identity, detail, problems)
+
+
+def access_check(eligible: list[SourceConfig]) -> Check:
+    """Every eligible ``path`` location must exist here, before an adapter says so less clearly."""
+    problems: list[Problem] = []
+    local = [s for s in eligible if s.location and s.location_kind == "path"]
+    for source in local:
+        assert source.location is not None
+        try:
+            os.stat(source.location)
+        except OSError as err:
+            problems.append(
+                Problem(
+                    f"location {source.location} cannot be read: {err.strerror or err}",
+                    file=_file(source, "location"),
+                    key="location",
+                    source_id=source.source_id,
+                )
+            )
+    detail = f"{len(local)} of {plural(len(eligible), 'eligible source')} name a local path"
+    return verdict(CheckName.access, detail, problems)
+
+
+def _declared_file(source: SourceConfig) -> str | None:
+    return str(source.declared_in.file) if source.declared_in.file else None
+
+
+def _file(source: SourceConfig, key: str) -> str | None:
+    origin = source.origin(key).file
+    return str(origin) if origin else _declared_file(source)

@@ -1,0 +1,123 @@
+"""A broker reached over HTTP (``--server URL``): the same four methods as :class:`broker.app.Broker`.
+
+Queries post the complete tier but declare the caller's own surface, so the
+server shapes the response exactly as the in-process broker would and the CLI
+prints the same thing. HTTP errors come back as the same error types.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from broker.contracts import (
+    ExpandRequest,
+    ExpandResponse,
+    QueryRequest,
+    QueryResponse,
+    RefreshRequest,
+    RefreshResponse,
+)
+from broker.errors import (
+    ExpandError,
+    ExpandErrorCode,
+    PlanError,
+    RecallError,
+    UsageError,
+)
+
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 600.0
+
+
+class RemoteBroker:
+    """``async with RemoteBroker(url, token=..., profile=...) as broker``."""
+
+    def __init__(self, url: str, *, token: str | None = None, profile: str = "") -> None:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"--server {url!r}: expected a URL such as http://127.0.0.1:8765")
+        self.url = url.rstrip("/")
+        self.profile = profile
+        headers = {"Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.AsyncClient(
+            base_url=self.url,
+            headers=headers,
+            timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+        )
+
+    async def __aenter__(self) -> RemoteBroker:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._http.aclose()
+
+    async def query(self, request: QueryRequest) -> QueryResponse:
+        body = request.to_json()
+        body["tier"] = "complete"
+        data = await self._call("POST", "/v1/query", body, ok=(200, 206, 503))
+        return QueryResponse.model_validate(data)
+
+    async def expand(self, request: ExpandRequest) -> ExpandResponse:
+        data = await self._call("POST", "/v1/expand", request.to_json(), ok=(200,))
+        return ExpandResponse.model_validate(data)
+
+    async def refresh(self, request: RefreshRequest, progress: Any = None) -> RefreshResponse:
+        data = await self._call("POST", "/v1/refresh", request.to_json(), ok=(200, 206, 503))
+        return RefreshResponse.model_validate(data)
+
+    async def sources(self, profile: str = "") -> dict[str, Any]:
+        params = {"profile": profile} if profile else None
+        data = await self._call("GET", "/v1/sources", None, ok=(200, 206, 503), params=params)
+        if not isinstance(data, dict):
+            raise RecallError(f"server {self.url} answered /v1/sources with something other than a listing")
+        return data
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        *,
+        ok: tuple[int, ...],
+        params: dict[str, str] | None = None,
+    ) -> Any:
+        try:
+            reply = await self._http.request(method, path, json=body, params=params)
+        except httpx.HTTPError as exc:
+            raise RecallError(f"cannot reach recall server at {self.url}: {exc}") from None
+        try:
+            data = reply.json()
+        except ValueError:
+            raise RecallError(
+                f"server {self.url} answered {path} with HTTP {reply.status_code} and no JSON body"
+            ) from None
+        if reply.status_code in ok and not (isinstance(data, dict) and "error" in data):
+            return data
+        raise remote_error(reply.status_code, data, self.url)
+
+
+def remote_error(status: int, data: Any, url: str) -> RecallError:
+    """The error the in-process broker would have raised for this HTTP error body."""
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return RecallError(f"server {url} answered HTTP {status} without an error body")
+    code = str(error.get("code", ""))
+    message = str(error.get("message", ""))
+    if code in ExpandErrorCode.__members__:
+        return ExpandError(ExpandErrorCode(code), message)
+    if code == "unauthorized":
+        return UsageError(f"{message} (pass --auth-token-env ENV naming a variable that holds it)")
+    if code == "bad_request":
+        return UsageError(message)
+    if code == "profile_mismatch":
+        return PlanError(message)
+    return RecallError(f"server {url}: {message} ({code})" if message else f"server {url}: HTTP {status}")

@@ -1,0 +1,452 @@
+"""The HTTP API (``recall serve``): ``/v1`` routes over one long-lived broker.
+
+Adapters stay warm for the server's lifetime: the broker is opened in the
+application's lifespan and every request reuses its adapter processes; leaving
+the lifespan (graceful shutdown) stops them all.
+
+Every request passes :class:`Guard` first: Host header (DNS rebinding), no
+``Origin`` (no browser may call this API), bearer token when one is configured,
+``Content-Type: application/json`` on bodies, the body size bound and the
+concurrency bound. Routes then parse, call :class:`broker.app.Broker` and map
+outcomes onto statuses: failed → 503, degraded → 206, otherwise 200; the bodies
+of 206 and 503 are still typed results. Errors are ``{"error": {"code", "message"}}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import orjson
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from broker import __version__
+from broker.config import Config
+from broker.contracts import (
+    Coverage,
+    ExpandRequest,
+    Outcome,
+    QueryRequest,
+    RefreshOutcome,
+    RefreshRequest,
+    Surface,
+)
+from broker.errors import (
+    ExpandError,
+    ExpandErrorCode,
+    RecallError,
+    UnknownProfile,
+    UnsatisfiableScope,
+    UsageError,
+)
+
+API_VERSION = "v1"
+MAX_BODY_BYTES = 1 << 20
+MAX_IN_FLIGHT = 32
+MAX_QUEUED = 96
+DEFAULT_REQUEST_TIMEOUT = 120.0
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+TIER_COMPLETE = "complete"
+TIER_POINTER = "pointer"
+SERVED_SURFACES = frozenset(
+    {Surface.structured, Surface.structured_pointer, Surface.pointer, Surface.explained}
+)
+
+ENDPOINTS = {
+    "/v1/query": ("POST",),
+    "/v1/expand": ("POST",),
+    "/v1/refresh": ("POST",),
+    "/v1/sources": ("GET",),
+    "/v1/health": ("GET",),
+    "/v1/version": ("GET",),
+}
+
+EXPAND_STATUS = {
+    ExpandErrorCode.malformed_locator: 400,
+    ExpandErrorCode.denied: 403,
+    ExpandErrorCode.not_configured: 404,
+    ExpandErrorCode.locator_unknown: 404,
+    ExpandErrorCode.locator_expired: 410,
+    ExpandErrorCode.timeout: 504,
+    ExpandErrorCode.unreachable: 502,
+    ExpandErrorCode.budget_exceeded: 502,
+    ExpandErrorCode.failed: 502,
+}
+
+ORIGIN_REJECTED = "requests carrying an Origin header are refused: this API is not for browsers"
+HOST_REJECTED = "Host header {host!r} is not this server's address (DNS rebinding protection)"
+UNAUTHORIZED = "missing or wrong bearer token; send Authorization: Bearer <token>"
+BUSY = "server is busy: {limit} requests are already in flight; retry shortly"
+
+
+# ---------------------------------------------------------------------------
+# Responses
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(body), status, headers=headers, media_type="application/json")
+
+
+def problem(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    return json_response({"error": {"code": code, "message": message}}, status, headers)
+
+
+class Problem(Exception):
+    """A request refused with a typed error body."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+    def response(self) -> Response:
+        return problem(self.status, self.code, self.message)
+
+
+def outcome_status(failed: bool, degraded: bool) -> int:
+    return 503 if failed else 206 if degraded else 200
+
+
+# ---------------------------------------------------------------------------
+# Guard
+
+
+def host_allowed(host_header: str, bound_host: str) -> bool:
+    """Loopback names and IPs, the bound address, and any IP literal when bound to every interface."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        host = host[1 : host.find("]")] if "]" in host else ""
+    elif host.count(":") == 1:
+        host = host.rsplit(":", 1)[0]
+    if not host:
+        return False
+    if host in LOOPBACK_NAMES or host == bound_host.lower():
+        return True
+    try:
+        literal = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if literal.is_loopback:
+        return True
+    return ipaddress.ip_address(bound_host).is_unspecified
+
+
+def token_matches(given: str, expected: str) -> bool:
+    return hmac.compare_digest(
+        hashlib.sha256(given.encode()).digest(), hashlib.sha256(expected.encode()).digest()
+    )
+
+
+class Guard:
+    """Refuses what no route should see, bounds concurrency, stamps ``Recall-Profile``, logs."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        profile: str,
+        bound_host: str,
+        token: str | None,
+        max_in_flight: int,
+        max_queued: int,
+        log_requests: bool,
+    ) -> None:
+        self.app = app
+        self.profile = profile
+        self.bound_host = bound_host
+        self.token = token
+        self.max_in_flight = max_in_flight
+        self.max_admitted = max_in_flight + max_queued
+        self.slots = anyio.Semaphore(max_in_flight)
+        self.admitted = 0
+        self.log_requests = log_requests
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 0
+
+        async def stamped(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"recall-profile", self.profile.encode())]
+            await send(message)
+
+        try:
+            refusal = self.refusal(Request(scope))
+            if refusal is not None:
+                await refusal(scope, receive, stamped)
+            elif self.admitted >= self.max_admitted:
+                await problem(
+                    503, "busy", BUSY.format(limit=self.max_in_flight), {"Retry-After": "1"}
+                )(scope, receive, stamped)
+            else:
+                self.admitted += 1
+                try:
+                    async with self.slots:
+                        await self.app(scope, receive, stamped)
+                finally:
+                    self.admitted -= 1
+        finally:
+            if self.log_requests:
+                elapsed = (time.perf_counter() - started) * 1000
+                sys.stderr.write(f"{scope['method']} {scope['path']} {status} {elapsed:.1f}ms\n")
+
+    def refusal(self, request: Request) -> Response | None:
+        if not host_allowed(request.headers.get("host", ""), self.bound_host):
+            return problem(421, "host_rejected", HOST_REJECTED.format(host=request.headers.get("host", "")))
+        if "origin" in request.headers:
+            return problem(403, "origin_rejected", ORIGIN_REJECTED)
+        if self.token is not None:
+            scheme, _, given = request.headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not token_matches(given.strip(), self.token):
+                return problem(
+                    401, "unauthorized", UNAUTHORIZED, {"WWW-Authenticate": 'Bearer realm="recall"'}
+                )
+        if request.method in ("POST", "PUT", "PATCH"):
+            media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if media != "application/json":
+                return problem(415, "bad_request", "request bodies must be Content-Type: application/json")
+            length = request.headers.get("content-length", "")
+            if length.isdigit() and int(length) > MAX_BODY_BYTES:
+                return problem(413, "bad_request", f"request body is larger than {MAX_BODY_BYTES} bytes")
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Request parsing
+
+
+async def read_object(request: Request) -> dict[str, Any]:
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise Problem(413, "bad_request", f"request body is larger than {MAX_BODY_BYTES} bytes")
+    try:
+        value = orjson.loads(bytes(body))
+    except orjson.JSONDecodeError as exc:
+        raise Problem(400, "bad_request", f"request body is not one JSON value: {exc}") from None
+    if not isinstance(value, dict):
+        raise Problem(400, "bad_request", "request body must be a JSON object")
+    return value
+
+
+def validation_message(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(p) for p in error["loc"]) or "body"
+        parts.append(f"{where}: {error['msg'].lower()}")
+    return "; ".join(parts)
+
+
+def parse(model: type, body: dict[str, Any]) -> Any:
+    try:
+        return model.model_validate(body)  # type: ignore[attr-defined]
+    except ValidationError as exc:
+        raise Problem(400, "bad_request", validation_message(exc)) from None
+
+
+# ---------------------------------------------------------------------------
+# Routes
+
+
+class Api:
+    """The routes, bound to one served profile and the broker its lifespan opened."""
+
+    def __init__(self, config: Config, profile: str, request_timeout: float) -> None:
+        self.config = config
+        self.profile = profile
+        self.request_timeout = request_timeout
+        self.broker: Any = None
+
+    @asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        from broker.app import open_broker
+
+        async with open_broker(self.config) as broker:
+            self.broker = broker
+            try:
+                yield
+            finally:
+                self.broker = None
+
+    def served(self, asked: str | None) -> str:
+        if asked and asked != self.profile:
+            raise Problem(
+                409, "profile_mismatch",
+                f"this server serves profile {self.profile!r}, not {asked!r}; "
+                "start another 'recall serve --profile' for it",
+            )
+        return self.profile
+
+    async def call(self, work: Awaitable[Any]) -> Any:
+        try:
+            with anyio.fail_after(self.request_timeout):
+                return await work
+        except TimeoutError:
+            raise Problem(504, "timeout", f"request exceeded the server's {self.request_timeout:g}s request timeout") from None
+        except UnsatisfiableScope as exc:
+            raise Problem(400, "bad_request", str(exc)) from None
+        except UnknownProfile as exc:
+            raise Problem(409, "profile_mismatch", str(exc)) from None
+        except UsageError as exc:
+            raise Problem(400, "bad_request", str(exc)) from None
+        except ExpandError:
+            raise
+        except RecallError as exc:
+            raise Problem(500, "internal", str(exc)) from None
+
+    async def query(self, request: Request) -> Response:
+        from broker.render.pointer import pointer_projection
+
+        body = await read_object(request)
+        tier = body.pop("tier", "") or TIER_COMPLETE
+        if tier not in (TIER_COMPLETE, TIER_POINTER):
+            raise Problem(400, "bad_request", f"tier {tier!r}: use \"complete\" or \"pointer\"")
+        budget = body.get("budget")
+        surface_given = isinstance(budget, dict) and bool(budget.get("surface"))
+        asked: QueryRequest = parse(QueryRequest, body)
+        if not asked.query.strip():
+            raise Problem(400, "bad_request", "query is empty")
+        asked.profile = self.served(asked.profile)
+        if not surface_given:
+            asked.budget.surface = Surface.structured_pointer if tier == TIER_POINTER else Surface.structured
+        elif asked.budget.surface not in SERVED_SURFACES:
+            allowed = ", ".join(sorted(SERVED_SURFACES))
+            raise Problem(400, "bad_request", f"budget.surface {asked.budget.surface!s}: use one of {allowed}")
+        response = await self.call(self.broker.query(asked))
+        status = outcome_status(
+            response.outcome == Outcome.failed, response.coverage == Coverage.degraded
+        )
+        headers = {"Recall-Outcome": str(response.outcome), "Recall-Coverage": str(response.coverage)}
+        body_out = pointer_projection(response) if tier == TIER_POINTER else response.to_json()
+        return json_response(body_out, status, headers)
+
+    async def expand(self, request: Request) -> Response:
+        asked: ExpandRequest = parse(ExpandRequest, await read_object(request))
+        asked.profile = self.served(asked.profile)
+        try:
+            response = await self.call(self.broker.expand(asked))
+        except ExpandError as exc:
+            return problem(EXPAND_STATUS.get(exc.code, 502), str(exc.code), exc.message)
+        return json_response(response.to_json())
+
+    async def refresh(self, request: Request) -> Response:
+        asked: RefreshRequest = parse(RefreshRequest, await read_object(request))
+        if asked.source_id is not None and not asked.source_id.strip():
+            raise Problem(400, "bad_request", "source_id is blank; omit it to refresh every source")
+        asked.profile = self.served(asked.profile)
+        response = await self.call(self.broker.refresh(asked))
+        status = outcome_status(
+            response.outcome == RefreshOutcome.failed, response.outcome == RefreshOutcome.degraded
+        )
+        return json_response(response.to_json(), status, {"Recall-Outcome": str(response.outcome)})
+
+    async def sources(self, request: Request) -> Response:
+        from broker.listing import listing_status
+
+        profile = self.served(request.query_params.get("profile"))
+        listing = await self.call(self.broker.sources(profile))
+        coverage = listing_status(listing)
+        status = outcome_status(coverage == "failed", coverage == "degraded")
+        return json_response(listing, status, {"Recall-Coverage": coverage})
+
+    async def health(self, request: Request) -> Response:
+        return json_response({"status": "ok", "profile": self.profile, "version": __version__})
+
+    async def version(self, request: Request) -> Response:
+        return json_response(
+            {"version": __version__, "commit": "unknown", "api_version": API_VERSION, "profile": self.profile}
+        )
+
+    def routes(self) -> list[Route]:
+        handlers: dict[str, Callable[[Request], Awaitable[Response]]] = {
+            "/v1/query": self.query,
+            "/v1/expand": self.expand,
+            "/v1/refresh": self.refresh,
+            "/v1/sources": self.sources,
+            "/v1/health": self.health,
+            "/v1/version": self.version,
+        }
+        return [
+            Route(path, _typed(handler), methods=list(ENDPOINTS[path]))
+            for path, handler in handlers.items()
+        ]
+
+
+def _typed(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except Problem as refusal:
+            return refusal.response()
+
+    return endpoint
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        listed = ", ".join(f"{' '.join(m)} {p}" for p, m in ENDPOINTS.items())
+        return problem(404, "not_found", f"no endpoint {request.url.path}; endpoints: {listed}")
+    if exc.status_code == 405:
+        allow = (exc.headers or {}).get("Allow", "")
+        return problem(
+            405, "bad_request", f"{request.method} is not allowed on {request.url.path}; use {allow}",
+            {"Allow": allow},
+        )
+    return problem(exc.status_code, "bad_request", str(exc.detail))
+
+
+async def _internal(request: Request, exc: Exception) -> Response:
+    return problem(500, "internal", "internal error; see the server's standard error")
+
+
+def create_app(
+    config: Config,
+    *,
+    profile: str,
+    bound_host: str = "127.0.0.1",
+    token: str | None = None,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    log_requests: bool = False,
+    max_in_flight: int = MAX_IN_FLIGHT,
+    max_queued: int = MAX_QUEUED,
+) -> Starlette:
+    """The ``/v1`` application for ``profile``; its lifespan owns the broker and its adapters."""
+    api = Api(config, profile, request_timeout)
+    return Starlette(
+        routes=api.routes(),
+        lifespan=api.lifespan,
+        exception_handlers={HTTPException: _http_error, Exception: _internal},
+        middleware=[
+            Middleware(
+                Guard,
+                profile=profile,
+                bound_host=bound_host,
+                token=token,
+                max_in_flight=max_in_flight,
+                max_queued=max_queued,
+                log_requests=log_requests,
+            )
+        ],
+    )
