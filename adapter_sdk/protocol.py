@@ -15,7 +15,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+
+from adapter_sdk.wire import Field, WireModel, WireValidationError
 
 from adapter_sdk.vocabulary import (
     JSONRPC,
@@ -40,8 +41,10 @@ from adapter_sdk.vocabulary import (
     Sensitivity,
 )
 
-# the wire vocabulary, re-exported so adapters import one module
+# the wire vocabulary and model base, re-exported so adapters import one module
 __all__ = [
+    "WireModel",
+    "WireValidationError",
     "AdapterSkipReason",
     "AsOfSupport",
     "Capability",
@@ -62,15 +65,6 @@ __all__ = [
 
 # ---------------------------------------------------------------------------
 # Payload models
-
-
-class WireModel(BaseModel):
-    """Base for wire payloads: unknown fields are refused, absent optionals omitted."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    def to_wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
 
 
 class InitializeParams(WireModel):

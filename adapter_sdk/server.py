@@ -32,7 +32,6 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 import orjson
-from pydantic import ValidationError
 
 from adapter_sdk.protocol import (
     DEADLINE_METHODS,
@@ -53,6 +52,7 @@ from adapter_sdk.protocol import (
     SearchParams,
     SearchResult,
     WireModel,
+    WireValidationError,
     encode_frame,
     error_frame,
     negotiate_version,
@@ -202,7 +202,7 @@ class _Session:
             raise RpcError(ErrorCode.method_not_found, f'unknown method "{method}"')
         try:
             params = params_model.model_validate(frame.get("params") or {})
-        except ValidationError as exc:
+        except WireValidationError as exc:
             raise RpcError(ErrorCode.invalid_params, _validation_message(exc)) from None
 
         if method == Method.initialize:
@@ -254,14 +254,14 @@ def _checked_result(method: str, result: Any) -> dict[str, Any]:
         if isinstance(result, WireModel):
             result = result.to_wire()
         return model.model_validate(result).to_wire()
-    except ValidationError as exc:
+    except WireValidationError as exc:
         raise RpcError(
             ErrorCode.internal_error, f"adapter produced an invalid {method} result: "
             + _validation_message(exc)
         ) from None
 
 
-def _validation_message(exc: ValidationError) -> str:
+def _validation_message(exc: WireValidationError) -> str:
     parts = []
     for error in exc.errors()[:3]:
         where = ".".join(str(p) for p in error["loc"]) or "params"

@@ -10,6 +10,7 @@ from typing import Any
 
 from adapter_sdk.protocol import ErrorCode, InitializeParams, RpcError
 
+RECORD_TYPE = "message"
 API = "api"
 MBOX = "mbox"
 MODES = ("auto", API, MBOX)

@@ -93,7 +93,8 @@ class NotesAdapter(Adapter):
             os.path.join(params.workdir, INDEX_FILE), os.path.realpath(self.root), self.settings.digest
         )
         self.store.open()
-        if self._unavailable_reason() is None:
+        # the first handshake builds the index; later ones leave the re-check to the search
+        if self._unavailable_reason() is None and not self.store.meta("generation"):
             self._recovering(lambda: self._sync(full=False))
         return Manifest(
             protocol_version=1,

@@ -102,7 +102,11 @@ def chunk_title(doc_title: str, heading_path: tuple[str, ...]) -> str:
 
 def indexable(text: str) -> str:
     """Text as indexed: link destinations and URLs removed (they are not prose)."""
-    return _URL.sub(" ", _LINK_TARGET.sub("]", text))
+    if "](" in text:
+        text = _LINK_TARGET.sub("]", text)
+    if "://" in text or "www." in text.lower():
+        text = _URL.sub(" ", text)
+    return text
 
 
 def clip(text: str, limit: int) -> str:

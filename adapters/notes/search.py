@@ -92,11 +92,14 @@ def run_search(
     hits: dict[int, Hit] = {}
     if terms:
         match = _match_expression(query, required, entity_terms)
-        sql = (
-            "SELECT c.id, chunk_text.rank FROM chunk_text JOIN chunks c ON c.id = chunk_text.rowid"
-            " JOIN notes n ON n.id = c.note_id WHERE chunk_text MATCH ?"
-            f"{where} ORDER BY chunk_text.rank LIMIT ?"
-        )
+        if where:
+            sql = (
+                "SELECT c.id, chunk_text.rank FROM chunk_text"
+                " JOIN chunks c ON c.id = chunk_text.rowid JOIN notes n ON n.id = c.note_id"
+                f" WHERE chunk_text MATCH ?{where} ORDER BY chunk_text.rank LIMIT ?"
+            )
+        else:  # FTS5 alone keeps its top-k sort cheap
+            sql = "SELECT rowid, rank FROM chunk_text WHERE chunk_text MATCH ? ORDER BY rank LIMIT ?"
         ranked = conn.execute(sql, [match, *args, pool_size]).fetchall()
         for row in _load_chunks(conn, [r[0] for r in ranked]):
             hits[row["id"]] = Hit(row)

@@ -30,6 +30,7 @@ from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
 
 RACY_WINDOW_NS = 2_000_000_000
+CHECKPOINT_AFTER = 200
 _BATCH = 500
 
 
@@ -82,6 +83,9 @@ def sync(
         _Updater(conn, root, settings, now_ns, full, report).apply(found, partial=only is not None)
         if report.changed or full:
             _advance_generation(conn, settings, now_ns)
+    if report.files_reindexed >= CHECKPOINT_AFTER:
+        # fold a bulk write back into the database file rather than leave a WAL as large
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
 
@@ -150,8 +154,8 @@ class _Updater:
         self._flush()
         self.report.files_failed = conn.execute("SELECT count(*) FROM failures").fetchone()[0]
 
-    def _known_notes(self, where: str, args: list[str]) -> dict[str, tuple[int, int, int, int, str]]:
-        sql = f"SELECT path, id, size, mtime_ns, checked_ns, sha256 FROM notes {where}"
+    def _known_notes(self, where: str, args: list[str]) -> dict[str, tuple[int, int, int, int]]:
+        sql = f"SELECT path, id, size, mtime_ns, checked_ns FROM notes {where}"
         return {r[0]: r[1:] for r in self.conn.execute(sql, args)}
 
     def _known_failures(self, where: str, args: list[str]) -> dict[str, tuple[int, int, int]]:
@@ -162,7 +166,7 @@ class _Updater:
         self,
         rel: str,
         stat: FileStat,
-        note: tuple[int, int, int, int, str] | None,
+        note: tuple[int, int, int, int] | None,
         was_failed: bool,
     ) -> None:
         limit = self.settings.max_file_bytes
@@ -180,7 +184,7 @@ class _Updater:
             self._replace_with_failure(rel, stat, note, f"larger than max_file_bytes (> {limit} bytes)")
             return
         digest = hashlib.sha256(data).hexdigest()
-        if note is not None and note[4] == digest and not was_failed:
+        if note is not None and not was_failed and self._hash_of(note[0]) == digest:
             self.conn.execute(
                 "UPDATE notes SET size = ?, mtime_ns = ?, checked_ns = ? WHERE id = ?",
                 (stat.size, stat.mtime_ns, self.now_ns, note[0]),
@@ -202,8 +206,12 @@ class _Updater:
         self.report.files_reindexed += 1
         self.report.changed = True
 
+    def _hash_of(self, note_id: int) -> str:
+        row = self.conn.execute("SELECT sha256 FROM notes WHERE id = ?", (note_id,)).fetchone()
+        return str(row[0])
+
     def _replace_with_failure(
-        self, rel: str, stat: FileStat, note: tuple[int, int, int, int, str] | None, reason: str
+        self, rel: str, stat: FileStat, note: tuple[int, int, int, int] | None, reason: str
     ) -> None:
         if note is not None:
             self._remove(note[0])

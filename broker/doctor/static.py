@@ -107,12 +107,12 @@ def access_check(eligible: list[SourceConfig]) -> Check:
             problems.append(
                 Problem(
                     f"location {source.location} cannot be read: {err.strerror or err}",
-                    file=_file(source, "location"),
+                    file=origin_file(source, "location"),
                     key="location",
                     source_id=source.source_id,
                 )
             )
-    detail = f"{len(local)} of {plural(len(eligible), 'eligible source')} name a local path"
+    detail = f"{len(local)} of {len(eligible)} eligible sources name a local path"
     return verdict(CheckName.access, detail, problems)
 
 
@@ -120,6 +120,7 @@ def _declared_file(source: SourceConfig) -> str | None:
     return str(source.declared_in.file) if source.declared_in.file else None
 
 
-def _file(source: SourceConfig, key: str) -> str | None:
+def origin_file(source: SourceConfig, key: str) -> str | None:
+    """The file that set ``key`` on ``source``, else the file that declared the source."""
     origin = source.origin(key).file
     return str(origin) if origin else _declared_file(source)

@@ -19,8 +19,12 @@ Observation = dict[str, Any]
 
 
 def ranked_roots(observation: Observation) -> list[str]:
-    """One lineage root per result member, in display order, each once."""
-    roots = [member["lineage_root"] for r in observation["results"] for member in r["members"]]
+    """Each result's own root, then its other members' roots, in display order, each once."""
+    roots = [
+        root
+        for r in observation["results"]
+        for root in (r["lineage_root"], *(member["lineage_root"] for member in r["members"]))
+    ]
     return list(dict.fromkeys(roots))
 
 

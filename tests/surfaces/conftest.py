@@ -26,6 +26,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RESTORE = {"id": "restore", "title": "Restore drill runbook",
            "body": "Restore the newest snapshot and compare checksums."}
 RETENTION = {"id": "retention", "title": "Backup retention", "body": "Snapshots are kept ninety days."}
+EXPIRED = {"id": "tape-restore", "title": "Restore drill from tape",
+           "body": "Restore the tape drill snapshot.", "valid_to": "2020-01-01T00:00:00Z"}
 TASK = {"id": "t1", "title": "Run the quarterly restore drill", "body": "Owner rotates."}
 KB_NOTE = """\
 # Drill log
@@ -85,7 +87,7 @@ def write_workspace(root: Path) -> Workspace:
         "",
     ]
     lines += _source("UIDKB000000000001", "kb", "notes", root / "kb")
-    lines += _source("UIDNOTES000000001", "notes", "fixture", records("notes", [RESTORE, RETENTION]),
+    lines += _source("UIDNOTES000000001", "notes", "fixture", records("notes", [RESTORE, RETENTION, EXPIRED]),
                      record_types=["note"])
     lines += _source("UIDTASKS000000001", "tasks", "fixture", records("tasks", [TASK]),
                      {"record_type": "task"}, record_types=["task"])
@@ -176,3 +178,8 @@ def fixture_request(name: str) -> str:
 
 def dedent(text: str) -> str:
     return textwrap.dedent(text)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

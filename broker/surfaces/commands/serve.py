@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
-import sys
 from pathlib import Path
 
 from broker.surfaces.commands._common import add_profile

@@ -1,0 +1,244 @@
+"""mbox mode: a Google Takeout export, indexed in the workdir and searched there.
+
+Every request first lets the index catch up with the file (usually a stat);
+threads are Gmail's own (``X-GM-THRID``), so a thread keeps the locator it
+has in API mode. Spam and trash are left out, as in API mode's default query.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from itertools import combinations
+from typing import Any
+
+from adapter_sdk.lexical import tokenize
+from adapter_sdk.protocol import (
+    CheckpointProgress,
+    ErrorCode,
+    ExpandParams,
+    ExpandResult,
+    HealthParams,
+    HealthResult,
+    HealthStatus,
+    IndexCoverage,
+    RefreshParams,
+    RpcError,
+    SearchOutcome,
+    SearchParams,
+    SearchResult,
+)
+from adapter_sdk.relevance import lexical_relevance
+from adapters.gmail import render, threads
+from adapters.gmail.bodies import message_text
+from adapters.gmail.mbox_index import (
+    BODY_WEIGHT,
+    HEADER_WEIGHT,
+    DateWindow,
+    MboxIndex,
+    MessageHit,
+    SyncReport,
+)
+from adapters.gmail.mbox_reader import MalformedMessage, parse_bytes, read_at
+from adapters.gmail.query import MailQuery
+from adapters.gmail.settings import GmailConfig
+
+SYNC_SHARE = 0.6  # of the time left, what catching up may use before answering
+MESSAGE_POOL = 1000
+MAX_ADMISSION_TERMS = 10
+INDEX_CONFIG = f"fts5 unicode61; header*{HEADER_WEIGHT:g} body*{BODY_WEIGHT:g}; spam,trash hidden"
+
+
+class MboxSource:
+    def __init__(self, config: GmailConfig) -> None:
+        assert config.mbox_path is not None
+        self.config = config
+        self.path = config.mbox_path
+        self.index = MboxIndex(config.mbox_path, config.workdir)
+
+    def close(self) -> None:
+        self.index.close()
+
+    def _catch_up(self, deadline: datetime, *, full: bool = False) -> SyncReport:
+        if not self.path.is_file():
+            raise RpcError(
+                ErrorCode.source_unavailable,
+                f"mbox file {self.path} does not exist or is not a file; "
+                "point the source's location at a Google Takeout .mbox export",
+            )
+        remaining = (deadline - datetime.now(UTC)).total_seconds()
+        try:
+            return self.index.sync(time.monotonic() + remaining * SYNC_SHARE, full=full)
+        except OSError as exc:
+            raise RpcError(ErrorCode.source_unavailable,
+                           f"cannot read mbox file {self.path}: {exc.strerror}") from None
+
+    # -- search ------------------------------------------------------------
+
+    def search(self, params: SearchParams, query: MailQuery, limit: int) -> SearchResult:
+        started = time.perf_counter()
+        report = self._catch_up(params.deadline)
+        filters = params.filters
+        as_of = _ts(params.as_of)
+        bounds = [b for b in (_ts(filters.until), as_of) if b is not None]
+        window = DateWindow(_ts(filters.since), min(bounds) if bounds else None)
+        required = _required_terms(query)
+
+        by_thread: dict[str, list[MessageHit]] = {}
+        if query.terms:
+            for hit in self.index.message_hits(_match(query.terms, required), window,
+                                               MESSAGE_POOL):
+                by_thread.setdefault(hit.thread_id, []).append(hit)
+        thread_ids = list(dict.fromkeys([*query.thread_ids, *by_thread]))
+        summaries = self.index.threads(thread_ids, DateWindow(until=as_of))
+
+        scored = []
+        for tid in thread_ids:
+            summary = summaries.get(tid)
+            if summary is None:
+                continue
+            hits = by_thread.get(tid, [])
+            relevance = max([threads.header_relevance(summary, query.terms)] + [
+                lexical_relevance(query.terms, tokenize(hit.body)) for hit in hits
+            ])
+            seen = set(tokenize(summary.pointer_text))
+            for hit in hits:
+                seen.update(tokenize(hit.header + " " + hit.body))
+            coverage = len(seen & set(query.terms)) / len(query.terms) if query.terms else 1.0
+            best = max((hit.score for hit in hits), default=0.0)
+            scored.append((tid not in query.thread_ids, -coverage, -best, tid, summary, relevance))
+        scored.sort(key=lambda row: row[:4])
+
+        stats = self.index.stats()
+        reasons = []
+        if not report.complete:
+            reasons.append("index_catching_up")
+        if stats["malformed"]:
+            reasons.append("malformed_messages")
+        outcome = SearchOutcome.partial if reasons else SearchOutcome.success
+        now = datetime.now(UTC)
+        candidates = [
+            threads.candidate(summary, rank=rank, source_id=self.config.source_id,
+                              terms=query.terms, relevance=relevance, exact=not not_exact,
+                              observed_at=now, confirmed=False)
+            for rank, (not_exact, _c, _b, _t, summary, relevance)
+            in enumerate(scored[:limit], start=1)
+        ]
+        diagnostics: dict[str, Any] = {
+            "transport": "mbox", "query_mode": "lexical", "query_term_count": len(query.terms),
+            **_sync_diagnostics(report, stats), "threads_matched": len(scored),
+        }
+        if query.removed:
+            diagnostics["query_terms_removed"] = list(query.removed)
+        if required > 1:
+            diagnostics["query_terms_required"] = required
+        if params.as_of is not None:
+            diagnostics["as_of"] = "filter_on_message_date"
+        if reasons:
+            diagnostics["coverage_reason"] = ", ".join(reasons)
+        diagnostics["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return SearchResult(candidates=candidates, outcome=outcome, diagnostics=diagnostics,
+                            source_watermark=_watermark(stats))
+
+    # -- expand ------------------------------------------------------------
+
+    def expand(self, params: ExpandParams, thread_id: str) -> ExpandResult:
+        self._catch_up(params.deadline)
+        summary = self.index.threads([thread_id], DateWindow()).get(thread_id)
+        ranges = self.index.thread_ranges(thread_id)
+        if summary is None or len(ranges) != len(summary.messages):
+            raise RpcError(
+                ErrorCode.locator_expired,
+                f"thread {thread_id} is not in {self.path.name} any more; search again",
+            )
+        bodies = []
+        if params.detail.value != "summary":
+            try:
+                bodies = [message_text(parse_bytes(read_at(self.path, offset, length)))
+                          for offset, length in ranges]
+            except (MalformedMessage, OSError):
+                raise RpcError(ErrorCode.locator_expired,
+                               f"{self.path.name} changed under thread {thread_id}; search again"
+                               ) from None
+        shown = render.render(summary, bodies, params.detail, params.budget_bytes)
+        return ExpandResult(
+            content=shown.content, truncated=shown.truncated, truncation_boundary=shown.boundary,
+            source_revision=threads.revision(summary),
+            provenance=f"{self.path.name} thread {thread_id} ({len(summary.messages)} messages)",
+        )
+
+    # -- health and refresh ------------------------------------------------
+
+    def health(self, params: HealthParams, *, full: bool = False) -> HealthResult:
+        checked_at = datetime.now(UTC)
+        diagnostics: dict[str, Any] = {"transport": "mbox", "mode": "mbox",
+                                       "store_identity": self.config.mbox_identity,
+                                       "mbox_file": self.path.name}
+        try:
+            report = self._catch_up(params.deadline, full=full)
+        except RpcError as exc:
+            if exc.code != ErrorCode.source_unavailable:
+                raise
+            return HealthResult(status=HealthStatus.unavailable, checked_at=checked_at,
+                                coverage=IndexCoverage.unknown,
+                                diagnostics={**diagnostics, "reason": exc.message})
+        stats = self.index.stats()
+        diagnostics.update(_sync_diagnostics(report, stats))
+        if stats["malformed_sample"]:
+            diagnostics["malformed_sample"] = stats["malformed_sample"]
+        whole = report.complete and not stats["malformed"]
+        watermark = _watermark(stats)
+        return HealthResult(
+            status=HealthStatus.healthy if whole else HealthStatus.degraded,
+            checked_at=checked_at,
+            coverage=IndexCoverage.complete if whole else IndexCoverage.partial,
+            last_success_at=checked_at if report.complete else None,
+            source_watermark=watermark, index_watermark=watermark,
+            index_generation=str(stats["generation"]), index_config=INDEX_CONFIG,
+            record_count=int(stats["threads"]), indexed_count=int(stats["messages"]),
+            failed_count=int(stats["malformed"]), diagnostics=diagnostics,
+        )
+
+    def refresh(self, params: RefreshParams) -> HealthResult:
+        before = self.index.stats()["indexed_to"] if self.index.path.exists() else 0
+        health = self.health(HealthParams(deadline=params.deadline), full=bool(params.full))
+        after = self.index.stats()["indexed_to"]
+        assert isinstance(before, int) and isinstance(after, int)
+        progress = (CheckpointProgress.advanced if after > before else
+                    CheckpointProgress.regressed if after < before else
+                    CheckpointProgress.unchanged)
+        return health.model_copy(update={"checkpoint_progress": progress})
+
+
+def _required_terms(query: MailQuery) -> int:
+    """A prose question must share two of its words with a message, so scaffolding can't match."""
+    if query.removed and 2 <= len(query.terms) <= MAX_ADMISSION_TERMS:
+        return 2
+    return 1
+
+
+def _match(terms: tuple[str, ...], required: int) -> str:
+    quoted = [f'"{term}"' for term in terms]
+    if required == 2:
+        return " OR ".join(f"({a} AND {b})" for a, b in combinations(quoted, 2))
+    return " OR ".join(quoted)
+
+
+def _ts(instant: datetime | None) -> float | None:
+    if instant is None:
+        return None
+    return (instant if instant.tzinfo else instant.replace(tzinfo=UTC)).timestamp()
+
+
+def _watermark(stats: dict[str, Any]) -> str:
+    newest = stats["newest"]
+    return (f"messages={stats['messages']} threads={stats['threads']}"
+            f" newest={newest.isoformat() if newest else 'none'}")
+
+
+def _sync_diagnostics(report: SyncReport, stats: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "index_action": report.action, "bytes_read": report.bytes_read,
+        "messages_indexed_now": report.messages_indexed, "index_complete": report.complete,
+        "indexed_messages": stats["messages"], "malformed_messages": stats["malformed"],
+    }

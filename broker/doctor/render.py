@@ -1,0 +1,47 @@
+"""A diagnosis as a person reads it, and as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker.doctor.model import Diagnosis
+from broker.render.text import Fields, Lines
+
+NAME_WIDTH = 14
+
+
+def to_json(diagnosis: Diagnosis) -> dict[str, Any]:
+    data: dict[str, Any] = {"status": str(diagnosis.status)}
+    if diagnosis.profile:
+        data["profile"] = diagnosis.profile
+    data["checks"] = [check.to_json() for check in diagnosis.checks]
+    data["failed_checks"] = diagnosis.failed_checks
+    data["degraded_checks"] = diagnosis.degraded_checks
+    return data
+
+
+def render(diagnosis: Diagnosis) -> str:
+    """``status ok  profile work``, then one block per check, blocks apart by a blank line."""
+    out = Lines()
+    head = Fields()
+    head.text("status", str(diagnosis.status))
+    head.text("profile", diagnosis.profile)
+    head.count("failed checks", diagnosis.failed_checks)
+    head.count("degraded checks", diagnosis.degraded_checks)
+    out.line(str(head))
+    for check in diagnosis.checks:
+        out.line()
+        out.line(f"{check.name:<{NAME_WIDTH}} {check.status}")
+        if check.detail:
+            out.block("  ", check.detail)
+        for problem in check.problems:
+            where = Fields()
+            where.text("source", problem.source_id)
+            where.text("file", problem.file)
+            where.text("key", problem.key)
+            if not where:
+                out.block("  ", f"- {problem.message}")
+                continue
+            out.block("  ", f"- {where}")
+            out.block("    ", problem.message)
+    return str(out)

@@ -1,0 +1,70 @@
+"""recall doctor: check configuration, sources and adapters before a query depends on them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from broker.surfaces.commands._common import add_json, add_profile, print_json
+
+HELP = "check configuration, sources and adapters"
+DESCRIPTION = """Check everything that has to hold before a query means anything:
+
+  configuration    the configuration files load, merge and validate
+  trust_boundary   a project recall.toml stayed inside what it may declare
+  identity         every source has its own source_uid and source_id
+  access           every eligible source's path location exists
+  requirements     programs the adapters shell out to are on PATH
+  health           every eligible source answers a usable health probe
+  serving          every source serves its whole corpus (degraded if not)
+  store_isolation  no two instances of one adapter opened the same store
+  freshness        each source's freshness mode is one its adapter serves
+  lineage          declared source-level derivation has no cycle
+  abstention       the configured evaluation.must_abstain queries find nothing
+
+Each check reports pass, fail, degraded or skipped. A fail means something is
+misconfigured (exit 1); degraded means configured correctly but not serving
+what it should, such as a stale index (exit 3).
+
+With --conformance NAME, replay that adapter's recorded conformance
+transcripts against its command instead: [adapters.NAME] conformance for an
+adapter you registered, the committed suite for a built-in adapter. Exit 0
+only if every recorded case replays as recorded."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_profile(parser)
+    parser.add_argument(
+        "--conformance", metavar="NAME", help="replay this adapter's recorded conformance suite"
+    )
+    add_json(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from broker.config import Config, load_config
+    from broker.doctor import Diagnosis, diagnose, diagnose_conformance, render, to_json
+    from broker.errors import ConfigError
+    from broker.supervise import Supervisor
+
+    config: Config | ConfigError
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        config = exc
+
+    if args.conformance:
+        diagnosis = diagnose_conformance(config, args.conformance)
+    else:
+
+        async def local() -> Diagnosis:
+            async with Supervisor() as supervisor:
+                return await diagnose(config, supervisor, args.profile)
+
+        diagnosis = anyio.run(local)
+    if args.json:
+        print_json(to_json(diagnosis))
+    else:
+        sys.stdout.write(render(diagnosis))
+    return diagnosis.exit_code

@@ -1,0 +1,116 @@
+"""recall eval: validate and run judged query packs, and compare runs with baselines."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from broker.surfaces.commands._common import add_json, print_json
+
+HELP = "run and compare evaluation packs"
+DESCRIPTION = """Validate and run judged query packs, and compare a run with a baseline.
+
+  recall eval validate --pack DIR
+  recall eval run --pack DIR [--out DIR] [--json]
+  recall eval compare BASELINE RUN [--json]
+
+A pack holds pack.json, cases.jsonl, judgments.jsonl and its own configuration
+(sources/config.toml, where ${PACK} is the pack directory and ${PYTHON} this
+interpreter). A run writes run.json, cases.jsonl and summary.md to --out
+(default $XDG_STATE_HOME/recall/eval/<run_id>). BASELINE and RUN are run
+directories or run.json files.
+
+To re-record a baseline deliberately, in the same change as what moved it:
+  recall eval run --pack eval/packs/NAME --out eval/baselines/NAME
+
+Exit: 0 all gates passed / nothing regressed; 1 the command could not run
+(bad pack, unreadable run); 3 a gate failed, the runs are not comparable, or a
+rate dropped. Latency is recorded but never gates."""
+
+ACTIONS = ("validate", "run", "compare")
+GATE_FAILED = 3
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=ACTIONS, help="validate | run | compare")
+    parser.add_argument("runs", nargs="*", metavar="RUN", help="compare: BASELINE RUN")
+    parser.add_argument("--pack", metavar="DIR", help="the pack directory (validate, run)")
+    parser.add_argument("--out", "--output", dest="out", metavar="DIR", help="where a run writes its artifacts")
+    add_json(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from broker.errors import UsageError
+
+    if args.action != "compare" and args.runs:
+        raise UsageError(f"eval {args.action} takes no positional arguments; use --pack DIR")
+    if args.action == "compare":
+        return _compare(args)
+    if not args.pack:
+        raise UsageError(f"eval {args.action} needs --pack DIR")
+    if args.action == "validate":
+        return _validate(args)
+    return _run(args)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from broker.evaluation.hashing import content_hash
+    from broker.evaluation.pack import check_against_config, load_pack
+
+    pack = load_pack(Path(args.pack))
+    with tempfile.TemporaryDirectory(prefix="recall-eval-") as scratch:
+        check_against_config(pack, pack.config(Path(scratch)))
+    judged = sum(len(j) for j in pack.judgments.values())
+    digest = content_hash(pack)
+    if args.json:
+        print_json({"pack_id": pack.pack_id, "valid": True, "cases": len(pack.cases),
+                    "judgments": judged, "content_hash": digest})
+    else:
+        print(f"pack {pack.pack_id} {pack.manifest.version}: valid, {len(pack.cases)} cases, "
+              f"{judged} judgments, {digest[:19]}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from broker.evaluation.artifacts import write_run
+    from broker.evaluation.execute import run_pack
+    from broker.evaluation.pack import load_pack
+    from broker.evaluation.report import summary_markdown
+
+    pack = load_pack(Path(args.pack))
+    result = run_pack(pack)
+    out = Path(args.out) if args.out else _default_out(result.run["run_id"])
+    write_run(result, out)
+    if args.json:
+        print_json(result.run)
+    else:
+        sys.stdout.write(summary_markdown(result.run) + f"\nartifacts: {out}\n")
+    return 0 if result.passed else GATE_FAILED
+
+
+def _default_out(run_id: str) -> Path:
+    import os
+
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "recall" / "eval" / run_id
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from broker.errors import UsageError
+    from broker.evaluation.artifacts import read_run
+    from broker.evaluation.compare import compare_runs
+    from broker.evaluation.report import comparison_text
+
+    if len(args.runs) != 2:
+        raise UsageError("eval compare takes two runs: BASELINE RUN (directories or run.json files)")
+    baseline, baseline_cases = read_run(Path(args.runs[0]))
+    candidate, candidate_cases = read_run(Path(args.runs[1]))
+    comparison = compare_runs(baseline, candidate, baseline_cases, candidate_cases)
+    if args.json:
+        print_json(comparison.to_json())
+    else:
+        sys.stdout.write(comparison_text(comparison))
+    return 0 if comparison.status == "pass" else GATE_FAILED

@@ -1,0 +1,63 @@
+"""Every committed conformance suite replays, case by case, against our real adapters."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapter_sdk.conformance import case_dirs, replay_case
+
+from .store_servers import store_servers_stopped
+
+REPO = Path(__file__).resolve().parents[2]
+TRANSCRIPTS = REPO / "conformance_transcripts"
+ADAPTERS = REPO / "adapters"
+
+# The cases every suite must hold (issue F10; protocol reference §2.6).
+REQUIRED_CASES = {
+    "handshake",
+    "version-rejection",
+    "bad-settings",
+    "search-ranked",
+    "search-empty",
+    "search-skipped",
+    "expand-details",
+    "health",
+    "cancel-inflight",
+}
+
+
+def committed_suites() -> list[str]:
+    return sorted(
+        path.name for path in TRANSCRIPTS.iterdir() if path.is_dir() and not path.name.startswith(("_", "."))
+    )
+
+
+def runnable_adapters() -> list[str]:
+    """Adapters that run as ``python -m adapters.<name>``."""
+    return sorted(path.parent.name for path in ADAPTERS.glob("*/__main__.py"))
+
+
+@pytest.mark.parametrize("adapter", committed_suites())
+def test_committed_suite_replays_as_recorded(adapter: str) -> None:
+    argv = [sys.executable, "-m", f"adapters.{adapter}"]
+    failures = []
+    for case in case_dirs(TRANSCRIPTS / adapter):
+        with store_servers_stopped(case.name):
+            result = replay_case(case, argv)
+        if not result.passed:
+            failures.append(result.detail)
+    assert failures == []
+
+
+@pytest.mark.parametrize("adapter", committed_suites())
+def test_committed_suite_holds_the_required_cases(adapter: str) -> None:
+    cases = {case.name for case in case_dirs(TRANSCRIPTS / adapter)}
+
+    assert sorted(REQUIRED_CASES - cases) == []
+
+
+def test_every_runnable_adapter_has_a_committed_suite() -> None:
+    assert sorted(set(runnable_adapters()) - set(committed_suites())) == []
