@@ -27,7 +27,7 @@ from adapter_sdk.lexical import tokenize
 from adapters.notes.chunking import ParsedNote, indexable, parse_note
 from adapters.notes.scan import FileStat, ScanResult, scan
 from adapters.notes.settings import NotesSettings
-from adapters.notes.store import Store
+from adapters.notes.store import SCHEMA, Store
 
 RACY_WINDOW_NS = 2_000_000_000
 CHECKPOINT_AFTER = 200
@@ -129,8 +129,13 @@ class _Updater:
             known = self._known_notes("", [])
             failed = self._known_failures("", [])
         if self.full:
+            # dropping is far cheaper than deleting every FTS row; the transaction keeps
+            # the previous index if the rebuild fails
             for table in ("notes", "chunks", "chunk_text", "identifiers", "failures"):
-                conn.execute(f"DELETE FROM {table}")
+                conn.execute(f"DROP TABLE {table}")
+            for statement in SCHEMA.split(";"):
+                if statement.strip() and "meta" not in statement:
+                    conn.execute(statement)
             known, failed = {}, {}
             self.report.changed = True
         for rel in found.unaddressable:

@@ -11,7 +11,7 @@ Latency is never compared: it is not stable across machines.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,8 +88,8 @@ def _delta(key: str, dimension: str, group: str, rate: str, base: Mapping, cand:
 def compare_runs(
     baseline: Mapping[str, Any],
     candidate: Mapping[str, Any],
-    baseline_cases: list[Mapping[str, Any]] | None = None,
-    candidate_cases: list[Mapping[str, Any]] | None = None,
+    baseline_cases: Sequence[Mapping[str, Any]] | None = None,
+    candidate_cases: Sequence[Mapping[str, Any]] | None = None,
 ) -> Comparison:
     out = Comparison(baseline_run=baseline["run_id"], candidate_run=candidate["run_id"])
     b_pack, c_pack = baseline["pack"], candidate["pack"]
@@ -121,7 +121,9 @@ def compare_runs(
     return out
 
 
-def _case_changes(before: list[Mapping[str, Any]], after: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _case_changes(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
     """Cases in which some defined rate got worse: where to look first."""
     now = {c["case_id"]: c["metrics"] for c in after}
     changes = []

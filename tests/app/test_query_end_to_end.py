@@ -130,3 +130,38 @@ async def test_scope_limits_the_sources_asked(write_sources):
     assert (notes.outcome, notes.reason) == ("skipped", "out_of_scope")
     assert [r.primary.locator for r in response.results] == ["tasks:t1"]
     assert response.coverage == Coverage.complete
+
+
+def live_children() -> set[int]:
+    """Child processes of this test process that are not zombies."""
+    import os
+    from pathlib import Path
+
+    children = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[1]) == os.getpid():
+            children.add(int(stat.parent.name))
+    return children
+
+
+async def test_hung_adapter_is_cut_at_its_source_timeout_and_killed(write_sources):
+    import time
+
+    config = write_sources(
+        notes={"records": [RESTORE]},
+        frozen={"records": [TASK], "settings": {"fail": "hang"}, "timeout_ms": 300},
+    )
+    before = live_children()
+    async with open_broker(config) as broker:
+        started = time.monotonic()
+        response = await broker.query(QueryRequest(query="restore drill"))
+        elapsed = time.monotonic() - started
+    frozen = next(r for r in response.source_outcomes if r.source_id == "frozen")
+    assert frozen.outcome == "timeout"
+    assert response.outcome == Outcome.answered and exit_code(response) == 3
+    assert elapsed < 3.0
+    assert live_children() <= before

@@ -82,3 +82,33 @@ def mbox_file(tmp_path: Path) -> Path:
     path = tmp_path / "All mail Including Spam and Trash.mbox"
     path.write_bytes(mbox_bytes())
     return path
+
+
+@pytest.fixture(scope="module")
+def shared_api(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[AdapterProcess, FakeGmail]]:
+    """One fake server and one adapter process for tests that only read (faults stay off)."""
+    server = FakeGmail().start()
+    folder = tmp_path_factory.mktemp("gmail-api")
+    token = write_token(folder / "gmail-token.json", token_uri=server.token_uri)
+    process = AdapterProcess()
+    process.initialize(None, folder / "workdir",
+                       {"api_base": server.base_url, "token_file": str(token)})
+    yield process, server
+    process.close()
+    server.stop()
+    assert [r for r in server.mailbox_requests() if r.method != "GET"] == []
+
+
+@pytest.fixture
+def api(shared_api: tuple[AdapterProcess, FakeGmail]) -> AdapterProcess:
+    process, server = shared_api
+    server.requests.clear()
+    server.token_requests.clear()
+    return process
+
+
+@pytest.fixture
+def served(shared_api: tuple[AdapterProcess, FakeGmail]) -> FakeGmail:
+    return shared_api[1]

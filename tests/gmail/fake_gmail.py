@@ -11,6 +11,7 @@ during search, which token).
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -98,7 +99,7 @@ class FakeGmail:
         with self._lock:
             self.requests.append(seen)
         if url.path == "/token":
-            return self._token(method, body)
+            return self._token(method, body, seen.authorization)
         if not url.path.startswith(_PREFIX):
             return 404, _error(404, "Not Found", "notFound"), {}
         if method != "GET":
@@ -117,13 +118,16 @@ class FakeGmail:
             return self._get(resource[len("threads/"):], query)
         return 404, _error(404, "Not Found", "notFound"), {}
 
-    def _token(self, method: str, body: bytes) -> tuple[int, dict, dict]:
+    def _token(self, method: str, body: bytes, authorization: str | None
+               ) -> tuple[int, dict, dict]:
         form = parse_qs(body.decode())
         with self._lock:
             self.token_requests.append(form)
         grant = form.get("grant_type", [""])[0]
-        if method != "POST" or form.get("client_id") != [CLIENT_ID] or form.get(
-                "client_secret") != [CLIENT_SECRET]:
+        basic = "Basic " + base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
+        in_form = (form.get("client_id"), form.get("client_secret")) == (
+            [CLIENT_ID], [CLIENT_SECRET])
+        if method != "POST" or not (in_form or authorization == basic):
             return 401, {"error": "invalid_client", "error_description": "Unauthorized"}, {}
         if grant == "refresh_token" and (
                 self.faults.revoked or form.get("refresh_token") != [REFRESH_TOKEN]):

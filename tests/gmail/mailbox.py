@@ -47,29 +47,29 @@ class Thread:
     history_id: str = field(default="98765")
 
 
-def _at(text: str) -> datetime:
+def at(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 THREADS: tuple[Thread, ...] = (
     Thread(DRILL, (
         Mail("18c2a0f4e5b6c7a1", PRIYA, TEAM, "Quarterly backup restore drill results",
-             _at("2025-03-04T09:00:00"), ("INBOX", "IMPORTANT"),
+             at("2025-03-04T09:00:00"), ("INBOX", "IMPORTANT"),
              plain="We restored the wiki database from last night's restic snapshot.\n"
                    "Restore took 42 minutes end to end; the runbook step for pg_restore "
                    "needs the --no-owner flag.\n"),
         Mail("18c2a0f4e5b6c7a2", TOM, TEAM, "Re: Quarterly backup restore drill results",
-             _at("2025-03-05T10:30:00"), ("INBOX", "UNREAD"),
+             at("2025-03-05T10:30:00"), ("INBOX", "UNREAD"),
              plain="Thanks Priya. I updated the runbook and scheduled the next drill "
                    "for June.\n"),
     )),
     Thread(PG16, (
         Mail("18c2a0f4e5b6c7b1", TOM, TEAM, "PostgreSQL 16 upgrade plan for db-main",
-             _at("2025-02-10T08:00:00"), ("INBOX",),
+             at("2025-02-10T08:00:00"), ("INBOX",),
              plain="Plan: pg_upgrade --link from 15 to 16 during the Saturday window at "
                    "06:00 UTC. Rollback is the pre-upgrade snapshot.\n"),
         Mail("18c2a0f4e5b6c7b2", PRIYA, TEAM, "Re: PostgreSQL 16 upgrade plan for db-main",
-             _at("2025-02-12T16:00:00"), ("INBOX",),
+             at("2025-02-12T16:00:00"), ("INBOX",),
              html="<html><head><style>p {color: red}</style></head><body>"
                   "<p>Rehearsed on the <b>staging replica</b>: 11 minutes of downtime.</p>"
                   "<script>alert('x')</script><p>Extensions all upgraded &amp; verified.</p>"
@@ -77,25 +77,25 @@ THREADS: tuple[Thread, ...] = (
     )),
     Thread(ONCALL, (
         Mail("18c2a0f4e5b6c7c1", SAM, TEAM, "On-call handover for week 12",
-             _at("2025-03-17T17:00:00"), ("INBOX", "SENT"),
+             at("2025-03-17T17:00:00"), ("INBOX", "SENT"),
              plain="Open items: disk pressure on backup-02, one flaky alert on db-main.\n"
                    "Runbook: https://wiki.example.org/runbooks/oncall?session=s3cr3t\n"
                    "The pager passes to Priya on Monday.\n"),
     )),
     Thread(LUNCH, (
         Mail("18c2a0f4e5b6c7d1", DANA, TEAM, "Lunch on Friday?",
-             _at("2025-03-06T12:00:00"), ("INBOX",),
+             at("2025-03-06T12:00:00"), ("INBOX",),
              plain="Since the restore drill went well, lunch is on me. Friday at noon?\n"),
     )),
     Thread(CODE, (
         Mail("18c2a0f4e5b6c7e1", "Backup Console <no-reply@backup.example.com>", TEAM,
              "Your verification code for the backup console",
-             _at("2025-03-07T07:00:00"), ("INBOX", "CATEGORY_UPDATES"),
+             at("2025-03-07T07:00:00"), ("INBOX", "CATEGORY_UPDATES"),
              plain="Your code is 482913. It expires in 10 minutes.\n"),
     )),
     Thread(SPAM, (
         Mail("18c2a0f4e5b6c7f1", "Deals <deals@spam.example.net>", TEAM,
-             "Cheap backup restore drill software", _at("2025-03-08T05:00:00"), ("SPAM",),
+             "Cheap backup restore drill software", at("2025-03-08T05:00:00"), ("SPAM",),
              plain="Buy now.\n"),
     )),
 )

@@ -13,9 +13,9 @@ OpenApi = Callable[..., AdapterProcess]
 
 
 def test_full_expand_renders_every_message_with_html_as_text(
-    open_api: OpenApi, fake_gmail: FakeGmail
+    api: AdapterProcess, served: FakeGmail
 ) -> None:
-    expanded = open_api().expand(f"mail:thread/{PG16}", "full")
+    expanded = api.expand(f"mail:thread/{PG16}", "full")
     content = expanded["content"]
     assert content.startswith("Subject: PostgreSQL 16 upgrade plan for db-main\n")
     assert "pg_upgrade --link from 15 to 16" in content
@@ -24,14 +24,14 @@ def test_full_expand_renders_every_message_with_html_as_text(
     assert "<p>" not in content and "alert(" not in content and "color: red" not in content
     assert expanded["truncated"] is False
     assert expanded["provenance"] == f"gmail thread {PG16} (2 messages)"
-    gets = [r for r in fake_gmail.requests if r.path.endswith(f"/threads/{PG16}")]
+    gets = [r for r in served.requests if r.path.endswith(f"/threads/{PG16}")]
     assert [r.query["format"] for r in gets] == [["full"]]
 
 
 def test_summary_expand_is_headers_only_and_fetches_no_body(
-    open_api: OpenApi, fake_gmail: FakeGmail
+    api: AdapterProcess, served: FakeGmail
 ) -> None:
-    content = open_api().expand(f"mail:thread/{DRILL}", "summary")["content"]
+    content = api.expand(f"mail:thread/{DRILL}", "summary")["content"]
     assert content.splitlines() == [
         "Subject: Quarterly backup restore drill results",
         "From: Priya Raman, Tom Becker",
@@ -40,42 +40,42 @@ def test_summary_expand_is_headers_only_and_fetches_no_body(
         "Labels: INBOX, IMPORTANT, UNREAD",
         "Messages in thread: 2",
     ]
-    gets = [r for r in fake_gmail.requests if "/threads/" in r.path]
+    gets = [r for r in served.requests if "/threads/" in r.path]
     assert [r.query["format"] for r in gets] == [["metadata"]]
 
 
-def test_excerpt_expand_shows_the_latest_message(open_api: OpenApi) -> None:
-    content = open_api().expand(f"mail:thread/{DRILL}", "excerpt")["content"]
+def test_excerpt_expand_shows_the_latest_message(api: AdapterProcess) -> None:
+    content = api.expand(f"mail:thread/{DRILL}", "excerpt")["content"]
     assert "scheduled the next drill for June" in content
     assert "42 minutes" not in content
 
 
-def test_urls_are_removed_from_rendered_bodies(open_api: OpenApi) -> None:
-    content = open_api().expand(f"mail:thread/{ONCALL}", "full")["content"]
+def test_urls_are_removed_from_rendered_bodies(api: AdapterProcess) -> None:
+    content = api.expand(f"mail:thread/{ONCALL}", "full")["content"]
     assert "Runbook: [url removed]" in content
     assert "s3cr3t" not in content and "wiki.example.org" not in content
 
 
-def test_expand_is_clipped_to_the_byte_budget(open_api: OpenApi) -> None:
-    expanded = open_api().expand(f"mail:thread/{PG16}", "full", budget_bytes=120)
+def test_expand_is_clipped_to_the_byte_budget(api: AdapterProcess) -> None:
+    expanded = api.expand(f"mail:thread/{PG16}", "full", budget_bytes=120)
     assert len(expanded["content"].encode()) <= 120
     assert (expanded["truncated"], expanded["truncation_boundary"]) == (True, "budget_bytes")
 
 
-def test_expand_of_a_vanished_thread_is_locator_expired(open_api: OpenApi) -> None:
+def test_expand_of_a_vanished_thread_is_locator_expired(api: AdapterProcess) -> None:
     with pytest.raises(AdapterError) as error:
-        open_api().expand("mail:thread/18c2a0f4e5b6ffff")
+        api.expand("mail:thread/18c2a0f4e5b6ffff")
     assert error.value.code == -32003
 
 
-def test_expand_of_a_foreign_locator_is_locator_unknown(open_api: OpenApi) -> None:
+def test_expand_of_a_foreign_locator_is_locator_unknown(api: AdapterProcess) -> None:
     with pytest.raises(AdapterError) as error:
-        open_api().expand("mail:notes/readme.md#L1-L4")
+        api.expand("mail:notes/readme.md#L1-L4")
     assert error.value.code == -32002
 
 
-def test_health_names_the_store_by_a_hash_of_the_account(open_api: OpenApi) -> None:
-    health = open_api().health()
+def test_health_names_the_store_by_a_hash_of_the_account(api: AdapterProcess) -> None:
+    health = api.health()
     assert (health["status"], health["coverage"]) == ("healthy", "complete")
     expected = "gmail:" + hashlib.sha256(ACCOUNT.encode()).hexdigest()[:16]
     assert health["diagnostics"]["store_identity"] == expected

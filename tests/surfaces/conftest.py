@@ -131,16 +131,14 @@ class Served:
     url: str
     process: subprocess.Popen[str]
     first_lines: list[str]
+    stderr: str = ""
 
     def stop(self) -> int:
+        """SIGTERM, wait for the graceful shutdown, keep what it wrote to stderr."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout=15)
-        finally:
-            for stream in (self.process.stdout, self.process.stderr):
-                if stream:
-                    stream.close()
+        _, self.stderr = self.process.communicate(timeout=15)
+        return self.process.returncode
 
 
 def start_server(ws: Workspace, *args: str, env: dict[str, str] | None = None, lines: int = 1) -> Served:

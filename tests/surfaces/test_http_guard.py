@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -90,3 +91,13 @@ def test_listen_address_must_be_an_ip_literal_and_port(workspace, addr, fragment
     done = workspace.recall("serve", "--addr", addr)
     assert done.returncode == 1
     assert fragment in done.stderr
+
+
+def test_log_requests_logs_method_path_status_and_duration_but_never_query_text(workspace):
+    served = start_server(workspace, "--log-requests")
+    try:
+        httpx.post(served.url + "/v1/query", json={"query": "pelican-secret-word"}, timeout=30)
+    finally:
+        served.stop()
+    assert re.search(r"^POST /v1/query 200 \d+\.\dms$", served.stderr, re.MULTILINE), served.stderr
+    assert "pelican" not in served.stderr

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 
 import pytest
 
+from .conftest import RECALL, start_server
 from .test_http_guard import TOKEN
 
 ELAPSED = re.compile(r'(elapsed |"elapsed_ns": )\d+(\.\d+)?(ns|µs|ms|s)?')
@@ -18,8 +21,8 @@ def masked(text: str) -> str:
 
 @pytest.mark.parametrize(
     "flags",
-    [[], ["--json"], ["--limit", "1"], ["--scope", "source=notes"]],
-    ids=["pointer", "json", "limit", "scope"],
+    [[], ["--json"], ["--scope", "source=notes"]],
+    ids=["pointer", "json", "scope"],
 )
 def test_query_over_the_server_prints_what_the_in_process_query_prints(workspace, default_server, flags):
     local = workspace.recall("query", *flags, "restore", "drill")
@@ -58,12 +61,20 @@ def test_expand_failure_over_the_server_keeps_code_and_exit_4(workspace, default
     assert remote.stdout == local.stdout
 
 
+def test_sources_over_the_server_lists_what_the_in_process_listing_lists(workspace, wide_server):
+    local = workspace.recall("sources", "--json", "--profile", "wide")
+    remote = workspace.recall("sources", "--json", "--profile", "wide", "--server", wide_server.url)
+    assert remote.returncode == local.returncode == 3
+
+    def rows(listing: str) -> list[tuple]:
+        return [(s["source_id"], s["probed"], "error" in s, s.get("health", {}).get("status"))
+                for s in json.loads(listing)["sources"]]
+
+    assert rows(remote.stdout) == rows(local.stdout)
+
+
 def test_query_over_the_server_sends_the_token_named_by_auth_token_env(workspace, token_server):
     env = {**workspace.env, "MY_RECALL_TOKEN": TOKEN}
-    import subprocess
-
-    from .conftest import RECALL
-
     done = subprocess.run(
         [RECALL, "query", "--server", token_server.url, "--auth-token-env", "MY_RECALL_TOKEN", "restore"],
         capture_output=True, text=True, env=env, timeout=60,
@@ -76,8 +87,6 @@ def test_query_over_the_server_sends_the_token_named_by_auth_token_env(workspace
 
 @pytest.fixture(scope="module")
 def token_server(workspace):
-    from .conftest import start_server
-
     served = start_server(workspace, "--auth-token-env", "RECALL_TEST_TOKEN",
                           env={**workspace.env, "RECALL_TEST_TOKEN": TOKEN})
     yield served

@@ -137,3 +137,14 @@ def test_act_refresh_source_refreshes_and_reopens_it(workspace):
     assert outcome["status"] == "done"
     assert outcome["message"].startswith("kb: refreshed")
     assert outcome["open"] == {"collection": "sources", "id": "kb"}
+
+
+@pytest.mark.parametrize(
+    ("deadline_ms", "budget_ms", "hard_seconds"),
+    [(0, 0, None), (-5, 0, None), (20_000, 19_000, 19.5), (500, 400, 0.45), (1, 1, 0.001),
+     (10**12, 599_000, 599.5)],
+)
+def test_the_hosts_deadline_becomes_a_latency_budget_and_a_hard_timeout(deadline_ms, budget_ms, hard_seconds):
+    from broker.surfaces.sidecar import deadline_budget
+
+    assert deadline_budget(deadline_ms) == (budget_ms, hard_seconds)

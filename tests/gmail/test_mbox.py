@@ -1,0 +1,198 @@
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from .adapter_process import AdapterError
+from .conftest import OpenAdapter
+from .mailbox import (
+    DRILL,
+    LUNCH,
+    PG16,
+    SPAM,
+    THREADS,
+    Mail,
+    Thread,
+    at,
+    by_id,
+    mbox_bytes,
+    mbox_entry,
+)
+
+REPLY = Mail("18c2a0f4e5b6c7b3", "Sam Okafor <sam@example.org>", "infra@example.org",
+             "Re: PostgreSQL 16 upgrade plan for db-main", at("2025-03-20T09:00:00"),
+             ("INBOX", "UNREAD"), plain="Post-upgrade vacuum finished; replication lag is zero.\n")
+NEW_THREAD = Thread("18c2a0f4e5b6c707", (
+    Mail("18c2a0f4e5b6c7g1", "Priya Raman <priya@example.org>", "infra@example.org",
+         "Retention policy for restic snapshots", at("2025-03-21T08:00:00"), ("INBOX",),
+         plain="Proposal: keep 7 daily, 4 weekly and 12 monthly snapshots.\n"),
+))
+MALFORMED = b"From 1@xxx Thu Mar 06 00:00:00 +0000 2025\nthis line is no header at all\n\n"
+
+
+def _ids(result: dict) -> list[str]:
+    return [c["source_record_id"] for c in result["candidates"]]
+
+
+def test_mbox_manifest_is_indexed_with_checkpoint(
+    open_adapter: OpenAdapter, mbox_file: Path
+) -> None:
+    manifest = open_adapter(mbox_file).manifest
+    assert manifest["freshness_modes"] == ["indexed"]
+    assert manifest["capabilities"] == ["search", "expand", "checkpoint"]
+    assert (manifest["sensitivity"], manifest["as_of_support"]) == ("confidential", "filter")
+
+
+def test_threads_are_grouped_by_gmail_thread_id_with_api_locators(
+    open_adapter: OpenAdapter, mbox_file: Path
+) -> None:
+    result = open_adapter(mbox_file).search("restore drill")
+    assert result["outcome"] == "success"
+    assert _ids(result)[0] == DRILL  # X-GM-THRID in decimal is the API's hex id
+    drill = result["candidates"][0]
+    assert drill["locator"] == f"mail:thread/{DRILL}"
+    assert drill["metadata"]["message_count"] == 2
+    assert drill["metadata"]["labels"] == ["INBOX", "IMPORTANT", "UNREAD"]
+    assert "42 minutes" not in str(result)
+
+
+def test_body_matches_are_found_and_measured_over_the_body_held(
+    open_adapter: OpenAdapter, mbox_file: Path
+) -> None:
+    result = open_adapter(mbox_file).search("restore drill")
+    lunch = next(c for c in result["candidates"] if c["source_record_id"] == LUNCH)
+    assert 0 < lunch["relevance"] < 1
+    assert lunch["excerpt_kind"] == "preview"
+
+
+def test_spam_and_trash_are_left_out(open_adapter: OpenAdapter, mbox_file: Path) -> None:
+    assert SPAM not in _ids(open_adapter(mbox_file).search("cheap software"))
+
+
+def test_appended_mail_is_indexed_from_the_stored_offset(
+    open_adapter: OpenAdapter, mbox_file: Path
+) -> None:
+    adapter = open_adapter(mbox_file)
+    first = adapter.search("upgrade")
+    assert first["diagnostics"]["index_action"] == "built"
+    appended = mbox_entry(REPLY, by_id(PG16)) + mbox_entry(NEW_THREAD.messages[0], NEW_THREAD)
+    with mbox_file.open("ab") as handle:
+        handle.write(appended)
+    second = adapter.search("replication lag")
+    assert second["diagnostics"]["index_action"] == "appended"
+    assert second["diagnostics"]["bytes_read"] == len(appended)
+    assert second["diagnostics"]["messages_indexed_now"] == 2
+    assert _ids(second) == [PG16]
+    assert second["candidates"][0]["metadata"]["message_count"] == 3
+    third = adapter.search("retention snapshots")
+    assert third["diagnostics"]["index_action"] == "unchanged"
+    assert _ids(third) == [NEW_THREAD.thread_id]
+
+
+def test_a_rewritten_mbox_is_rebuilt(
+    open_adapter: OpenAdapter, mbox_file: Path, tmp_path: Path
+) -> None:
+    adapter = open_adapter(mbox_file)
+    adapter.search("upgrade")
+    mbox_file.write_bytes(mbox_bytes(tuple(t for t in THREADS if t.thread_id != PG16)))
+    result = adapter.search("upgrade")
+    assert result["diagnostics"]["index_action"] == "rebuilt"
+    assert result["candidates"] == [] and result["outcome"] == "success"
+
+
+def test_index_survives_a_restart_without_rereading(
+    open_adapter: OpenAdapter, mbox_file: Path, tmp_path: Path
+) -> None:
+    open_adapter(mbox_file, workdir=tmp_path / "wd").search("upgrade")
+    again = open_adapter(mbox_file, workdir=tmp_path / "wd").search("upgrade")
+    assert again["diagnostics"]["index_action"] == "unchanged"
+    assert _ids(again) == [PG16]
+
+
+def test_malformed_messages_are_counted_and_the_rest_indexed(
+    open_adapter: OpenAdapter, tmp_path: Path
+) -> None:
+    path = tmp_path / "broken.mbox"
+    path.write_bytes(b"garbage before any separator\n" + MALFORMED
+                     + mbox_bytes())
+    adapter = open_adapter(path)
+    result = adapter.search("restore drill")
+    assert result["outcome"] == "partial"
+    assert result["diagnostics"]["malformed_messages"] == 2
+    assert result["diagnostics"]["coverage_reason"] == "malformed_messages"
+    assert _ids(result)[0] == DRILL
+    health = adapter.health()
+    assert (health["status"], health["coverage"]) == ("degraded", "partial")
+    assert health["failed_count"] == 2 and health["indexed_count"] == 8
+
+
+def test_expand_reads_the_thread_from_its_offsets(
+    open_adapter: OpenAdapter, mbox_file: Path
+) -> None:
+    adapter = open_adapter(mbox_file)
+    expanded = adapter.expand(f"mail:thread/{PG16}", "full")
+    assert "pg_upgrade --link from 15 to 16" in expanded["content"]
+    assert "Rehearsed on the staging replica: 11 minutes of downtime." in expanded["content"]
+    assert expanded["provenance"] == f"{mbox_file.name} thread {PG16} (2 messages)"
+    with pytest.raises(AdapterError) as error:
+        adapter.expand("mail:thread/18c2a0f4e5b6ffff")
+    assert error.value.code == -32003
+
+
+def test_as_of_leaves_out_later_messages_and_threads(
+    open_adapter: OpenAdapter, mbox_file: Path
+) -> None:
+    result = open_adapter(mbox_file).search("restore drill", as_of="2025-03-04T12:00:00Z")
+    assert _ids(result) == [DRILL]
+    assert result["candidates"][0]["metadata"]["message_count"] == 1
+
+
+def test_since_and_until_select_messages_by_date(
+    open_adapter: OpenAdapter, mbox_file: Path
+) -> None:
+    result = open_adapter(mbox_file).search(
+        "restore drill", filters={"since": "2025-03-06T00:00:00Z", "until": "2025-03-31T00:00:00Z"})
+    assert _ids(result) == [LUNCH]
+
+
+def test_refresh_reports_checkpoint_progress(open_adapter: OpenAdapter, mbox_file: Path) -> None:
+    adapter = open_adapter(mbox_file)
+    assert adapter.refresh()["checkpoint_progress"] == "advanced"
+    assert adapter.refresh()["checkpoint_progress"] == "unchanged"
+    rebuilt = adapter.refresh(full=True)
+    assert rebuilt["checkpoint_progress"] == "unchanged"
+    assert rebuilt["diagnostics"]["index_action"] == "rebuilt"
+
+
+def test_health_names_the_store_by_the_mbox_realpath(
+    open_adapter: OpenAdapter, mbox_file: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "link.mbox"
+    link.symlink_to(mbox_file)
+    health = open_adapter(link).health()
+    real = os.path.realpath(mbox_file)
+    assert health["diagnostics"]["store_identity"] == (
+        "mbox:" + hashlib.sha256(real.encode()).hexdigest()[:16])
+    assert (health["status"], health["record_count"]) == ("healthy", 6)
+    assert health["source_watermark"] == (
+        "messages=8 threads=6 newest=2025-03-17T17:00:00+00:00")
+
+
+def test_missing_mbox_is_unavailable(open_adapter: OpenAdapter, tmp_path: Path) -> None:
+    adapter = open_adapter(tmp_path / "gone.mbox")
+    with pytest.raises(AdapterError) as error:
+        adapter.search("restore drill")
+    assert error.value.code == -32000 and "gone.mbox" in error.value.message
+    assert adapter.health()["status"] == "unavailable"
+
+
+def test_the_mbox_is_never_written(open_adapter: OpenAdapter, mbox_file: Path) -> None:
+    before = (mbox_file.read_bytes(), mbox_file.stat().st_mtime_ns)
+    adapter = open_adapter(mbox_file)
+    adapter.search("restore drill")
+    adapter.expand(f"mail:thread/{DRILL}")
+    adapter.refresh(full=True)
+    assert (mbox_file.read_bytes(), mbox_file.stat().st_mtime_ns) == before
