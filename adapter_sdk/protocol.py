@@ -16,8 +16,6 @@ from typing import Any, Literal
 
 import orjson
 
-from adapter_sdk.wire import Field, WireModel, WireValidationError
-
 from adapter_sdk.vocabulary import (
     JSONRPC,
     MAX_FRAME_BYTES,
@@ -40,6 +38,7 @@ from adapter_sdk.vocabulary import (
     SearchOutcome,
     Sensitivity,
 )
+from adapter_sdk.wire import Field, WireModel, WireValidationError
 
 # the wire vocabulary and model base, re-exported so adapters import one module
 __all__ = [

@@ -68,9 +68,7 @@ async def expand(config: Config, supervisor: Supervisor, request: ExpandRequest)
         )
     except AdapterFailure as failure:
         code = _CODES.get(failure.reason, ExpandErrorCode.failed)
-        raise ExpandError(
-            code, f"{request.locator} could not be expanded ({code}): {clean_line(failure.message, 300)}"
-        ) from None
+        raise ExpandError(code, f"{failure.reason}: {clean_line(failure.message, 300)}") from None
     content, cut = clean_expansion(result.content, min(EXPANSION_BYTES, budget))
     return ExpandResponse(
         content=content,

@@ -51,6 +51,9 @@ _THREAD_LOCATOR = re.compile(r"thread/([0-9a-f]{1,20}|ref[0-9a-f]{13})")
 
 
 class GmailAdapter(Adapter):
+    """Handlers are ``async``: the SDK runs them inline, so the API mode's concurrent
+    requests and a cancel share one event loop; mbox work goes to a worker thread."""
+
     def __init__(self) -> None:
         self.config: GmailConfig | None = None
         self._api: ApiSource | None = None
@@ -86,7 +89,7 @@ class GmailAdapter(Adapter):
 
     # -- search ------------------------------------------------------------
 
-    async def search(self, params: SearchParams) -> SearchResult:
+    async def search(self, params: SearchParams) -> SearchResult:  # type: ignore[override]
         config = self._config
         filters = params.filters
         if filters.record_types and RECORD_TYPE not in filters.record_types:
@@ -109,7 +112,7 @@ class GmailAdapter(Adapter):
 
     # -- expand ------------------------------------------------------------
 
-    async def expand(self, params: ExpandParams) -> ExpandResult:
+    async def expand(self, params: ExpandParams) -> ExpandResult:  # type: ignore[override]
         local = params.locator.split(":", 1)[1]
         matched = _THREAD_LOCATOR.fullmatch(local)
         if matched is None:
@@ -125,19 +128,19 @@ class GmailAdapter(Adapter):
 
     # -- health and refresh --------------------------------------------------
 
-    async def health(self, params: HealthParams) -> HealthResult:
+    async def health(self, params: HealthParams) -> HealthResult:  # type: ignore[override]
         if self._config.mode == API:
             return await self._api_source().health(params)
         return await anyio.to_thread.run_sync(
             self._mbox_source().health, params, abandon_on_cancel=True)
 
-    async def refresh(self, params: RefreshParams) -> HealthResult:
+    async def refresh(self, params: RefreshParams) -> HealthResult:  # type: ignore[override]
         if self._config.mode == API:  # nothing is indexed: report health
             return await self._api_source().health(HealthParams(deadline=params.deadline))
         return await anyio.to_thread.run_sync(
             self._mbox_source().refresh, params, abandon_on_cancel=True)
 
-    async def shutdown(self) -> None:
+    async def shutdown(self) -> None:  # type: ignore[override]
         if self._api is not None:
             await self._api.close()
         if self._mbox is not None:

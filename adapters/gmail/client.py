@@ -26,6 +26,7 @@ from adapters.gmail.errors import (
     ThreadNotFound,
 )
 
+QueryParams = list[tuple[str, str | int | float | bool | None]]
 MAX_RETRIES = 3
 BACKOFF_SECONDS = 0.25
 METADATA_HEADERS = ("Subject", "From", "To", "Date")
@@ -52,13 +53,13 @@ class GmailClient:
     async def list_threads(
         self, query: str, max_results: int, page_token: str | None, deadline: float
     ) -> dict[str, Any]:
-        params: list[tuple[str, str]] = [("q", query), ("maxResults", str(max_results))]
+        params: QueryParams = [("q", query), ("maxResults", str(max_results))]
         if page_token:
             params.append(("pageToken", page_token))
         return await self._get("threads", params, deadline)
 
     async def thread(self, thread_id: str, form: str, deadline: float) -> dict[str, Any]:
-        params = [("format", form)]
+        params: QueryParams = [("format", form)]
         if form == "metadata":
             params += [("metadataHeaders", name) for name in METADATA_HEADERS]
         return await self._get(f"threads/{quote(thread_id, safe='')}", params, deadline)
@@ -69,7 +70,7 @@ class GmailClient:
                 self._token = await anyio.to_thread.run_sync(self._tokens.access_token, rejected)
             return self._token
 
-    async def _get(self, path: str, params: list[tuple[str, str]], deadline: float) -> Any:
+    async def _get(self, path: str, params: QueryParams, deadline: float) -> Any:
         rejected: str | None = None
         refreshed = False
         attempt = 0

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from adapters.gmail.mbox_reader import (
     SEPARATOR,
@@ -282,7 +283,7 @@ class MboxIndex:
                 " ORDER BY date_ts IS NULL, date_ts, offset", (thread_id,),
             ).fetchall()
 
-    def stats(self) -> dict[str, object]:
+    def stats(self) -> dict[str, Any]:
         with self.connection() as conn:
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             messages, threads, newest = conn.execute(

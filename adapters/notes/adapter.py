@@ -165,8 +165,10 @@ class NotesAdapter(Adapter):
         store = self._store()
 
         def read() -> Section:
-            sync(store, self.root, self.settings, only=[where.path])
             conn = store.conn()
+            indexed = conn.execute("SELECT 1 FROM notes WHERE path = ?", (where.path,)).fetchone()
+            if indexed:  # re-check just this note; never index a path the folder scan skipped
+                sync(store, self.root, self.settings, only=[where.path])
             note = conn.execute(
                 "SELECT id, sha256 FROM notes WHERE path = ?", (where.path,)
             ).fetchone()

@@ -79,7 +79,7 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
         sections = _text_blocks(lines, span)
         title = front.title or stem
         first_h1 = None
-    chunks = []
+    chunks: list[Chunk] = []
     for start, end, heading, _level, path in sections:
         body_from = start + 1 if heading else start
         body = "\n".join(lines[body_from - 1 : end])

@@ -159,7 +159,8 @@ def _match_expression(query: AnalyzedQuery, required: int, entity_terms: list[st
 
 
 def _note_filters(params: SearchParams) -> tuple[str, list[Any]]:
-    clauses, args = [], []
+    clauses: list[str] = []
+    args: list[Any] = []
     filters = params.filters
     if filters.since is not None:
         clauses.append("n.mtime_ns >= ?")
@@ -360,7 +361,7 @@ def _attach_supersedes(
     conn: sqlite3.Connection, candidates: list[Candidate], source_id: str
 ) -> list[dict[str, Any]]:
     """Replace raw ``supersedes`` references by locators; report those that do not resolve."""
-    problems = []
+    problems: list[dict[str, Any]] = []
     resolved_cache: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
     for candidate in candidates:
         metadata = candidate.metadata or {}

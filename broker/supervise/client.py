@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
-from pydantic import BaseModel, ValidationError
 
 from adapter_sdk.protocol import (
     ExpandParams,
@@ -30,6 +29,7 @@ from adapter_sdk.protocol import (
     SearchParams,
     SearchResult,
     WireModel,
+    WireValidationError,
 )
 from broker.supervise.failure import (
     AdapterFailure,
@@ -40,7 +40,7 @@ from broker.supervise.failure import (
 from broker.supervise.process import AdapterProcess, AdapterSpec, Capture, Pending, spawn
 from broker.supervise.timings import Timings
 
-ResultT = TypeVar("ResultT", bound=BaseModel)
+ResultT = TypeVar("ResultT", bound=WireModel)
 
 _UNSET_DEADLINE_BEFORE = datetime(1970, 1, 2, tzinfo=UTC)
 _EXIT_STATUS_WAIT = 0.2
@@ -251,7 +251,7 @@ class AdapterClient:
             raise failure_for_code(code, f"{where}: {method} failed: {message} (code {code})")
         try:
             return model.model_validate(reply["result"])
-        except ValidationError as exc:
+        except WireValidationError as exc:
             raise AdapterFailure(
                 SearchOutcome.failed,
                 FailureReason.adapter_error,

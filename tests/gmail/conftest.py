@@ -112,3 +112,15 @@ def api(shared_api: tuple[AdapterProcess, FakeGmail]) -> AdapterProcess:
 @pytest.fixture
 def served(shared_api: tuple[AdapterProcess, FakeGmail]) -> FakeGmail:
     return shared_api[1]
+
+
+@pytest.fixture(scope="module")
+def mbox_reader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdapterProcess]:
+    """One adapter process over an unchanging mbox, for tests that only read."""
+    folder = tmp_path_factory.mktemp("gmail-mbox")
+    path = folder / "All mail Including Spam and Trash.mbox"
+    path.write_bytes(mbox_bytes())
+    process = AdapterProcess()
+    process.initialize(path, folder / "workdir")
+    yield process
+    process.close()

@@ -61,6 +61,8 @@ class FakeGmail:
         self.requests: list[Seen] = []
         self.token_requests: list[dict[str, list[str]]] = []
         self._issued = 0
+        self._in_flight = 0
+        self.max_in_flight = 0  # most thread reads answered at once
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -69,8 +71,8 @@ class FakeGmail:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}"
 
     @property
     def token_uri(self) -> str:
@@ -169,6 +171,17 @@ class FakeGmail:
         return 200, answer, {}
 
     def _get(self, thread_id: str, query: dict[str, list[str]]) -> tuple[int, dict, dict]:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            return self._answer_thread(thread_id, query)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _answer_thread(self, thread_id: str, query: dict[str, list[str]]
+                       ) -> tuple[int, dict, dict]:
         delay = self.faults.slow_threads.get(thread_id)
         if delay:
             time.sleep(delay)

@@ -93,8 +93,12 @@ def test_since_and_until_become_after_and_before_terms(
     assert set(_ids(result)) == {DRILL, LUNCH}
 
 
-def test_as_of_keeps_only_what_existed_at_that_instant(api: AdapterProcess) -> None:
+def test_as_of_keeps_only_what_existed_at_that_instant(
+    api: AdapterProcess, served: FakeGmail
+) -> None:
     result = api.search("restore drill", as_of="2025-03-04T12:00:00Z")
+    listing = next(r for r in served.requests if r.path.endswith("/threads"))
+    assert listing.query["q"] == ["-in:spam -in:trash restore drill before:1741089601"]
     assert _ids(result) == [DRILL]
     drill = result["candidates"][0]
     assert drill["metadata"]["message_count"] == 1  # Tom's reply came the day after

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .adapter_process import AdapterError
+from .adapter_process import AdapterError, AdapterProcess
 from .conftest import OpenAdapter
 from .mailbox import (
     DRILL,
@@ -37,19 +37,15 @@ def _ids(result: dict) -> list[str]:
     return [c["source_record_id"] for c in result["candidates"]]
 
 
-def test_mbox_manifest_is_indexed_with_checkpoint(
-    open_adapter: OpenAdapter, mbox_file: Path
-) -> None:
-    manifest = open_adapter(mbox_file).manifest
+def test_mbox_manifest_is_indexed_with_checkpoint(mbox_reader: AdapterProcess) -> None:
+    manifest = mbox_reader.manifest
     assert manifest["freshness_modes"] == ["indexed"]
     assert manifest["capabilities"] == ["search", "expand", "checkpoint"]
     assert (manifest["sensitivity"], manifest["as_of_support"]) == ("confidential", "filter")
 
 
-def test_threads_are_grouped_by_gmail_thread_id_with_api_locators(
-    open_adapter: OpenAdapter, mbox_file: Path
-) -> None:
-    result = open_adapter(mbox_file).search("restore drill")
+def test_threads_are_grouped_by_gmail_thread_id_with_api_locators(mbox_reader: AdapterProcess) -> None:
+    result = mbox_reader.search("restore drill")
     assert result["outcome"] == "success"
     assert _ids(result)[0] == DRILL  # X-GM-THRID in decimal is the API's hex id
     drill = result["candidates"][0]
@@ -59,17 +55,15 @@ def test_threads_are_grouped_by_gmail_thread_id_with_api_locators(
     assert "42 minutes" not in str(result)
 
 
-def test_body_matches_are_found_and_measured_over_the_body_held(
-    open_adapter: OpenAdapter, mbox_file: Path
-) -> None:
-    result = open_adapter(mbox_file).search("restore drill")
+def test_body_matches_are_found_and_measured_over_the_body_held(mbox_reader: AdapterProcess) -> None:
+    result = mbox_reader.search("restore drill")
     lunch = next(c for c in result["candidates"] if c["source_record_id"] == LUNCH)
     assert 0 < lunch["relevance"] < 1
     assert lunch["excerpt_kind"] == "preview"
 
 
-def test_spam_and_trash_are_left_out(open_adapter: OpenAdapter, mbox_file: Path) -> None:
-    assert SPAM not in _ids(open_adapter(mbox_file).search("cheap software"))
+def test_spam_and_trash_are_left_out(mbox_reader: AdapterProcess) -> None:
+    assert SPAM not in _ids(mbox_reader.search("cheap software"))
 
 
 def test_appended_mail_is_indexed_from_the_stored_offset(
@@ -142,18 +136,14 @@ def test_expand_reads_the_thread_from_its_offsets(
     assert error.value.code == -32003
 
 
-def test_as_of_leaves_out_later_messages_and_threads(
-    open_adapter: OpenAdapter, mbox_file: Path
-) -> None:
-    result = open_adapter(mbox_file).search("restore drill", as_of="2025-03-04T12:00:00Z")
+def test_as_of_leaves_out_later_messages_and_threads(mbox_reader: AdapterProcess) -> None:
+    result = mbox_reader.search("restore drill", as_of="2025-03-04T12:00:00Z")
     assert _ids(result) == [DRILL]
     assert result["candidates"][0]["metadata"]["message_count"] == 1
 
 
-def test_since_and_until_select_messages_by_date(
-    open_adapter: OpenAdapter, mbox_file: Path
-) -> None:
-    result = open_adapter(mbox_file).search(
+def test_since_and_until_select_messages_by_date(mbox_reader: AdapterProcess) -> None:
+    result = mbox_reader.search(
         "restore drill", filters={"since": "2025-03-06T00:00:00Z", "until": "2025-03-31T00:00:00Z"})
     assert _ids(result) == [LUNCH]
 

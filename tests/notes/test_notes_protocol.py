@@ -429,3 +429,11 @@ def test_note_mtime_is_the_event_time(shared: NotesProcess) -> None:
     top = shared.search("Alertmanager")["candidates"][0]
     assert top["event_time"] == "2024-01-01T00:00:00Z"
     assert OLD_MTIME == 1_704_067_200
+
+
+def test_expand_never_reads_a_path_the_scan_skips(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
+    write_note(notes_dir, ".git/secret.md", "# token\n\nhunter2\n")
+    process.initialize(str(notes_dir), str(workdir))
+    with pytest.raises(RpcFailure) as failure:
+        process.expand("notes:.git/secret.md#L1-L3", "full")
+    assert failure.value.code == -32003

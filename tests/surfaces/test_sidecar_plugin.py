@@ -148,3 +148,11 @@ def test_the_hosts_deadline_becomes_a_latency_budget_and_a_hard_timeout(deadline
     from broker.surfaces.sidecar import deadline_budget
 
     assert deadline_budget(deadline_ms) == (budget_ms, hard_seconds)
+
+
+def test_an_unconfigured_install_is_invalid_config_with_a_setup_hint(tmp_path):
+    empty = Workspace(tmp_path, {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                 "XDG_CONFIG_HOME": str(tmp_path / "config")})
+    error = ask(empty, "describe-v1.json")["error"]
+    assert error["code"] == "invalid_config"
+    assert error["setupHint"] == "Run recall init --docs DIR"

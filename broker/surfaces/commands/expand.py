@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     except ExpandError as exc:
         if args.json:
             print_json({"error": {"code": str(exc.code), "message": exc.message}})
-        sys.stderr.write(f"recall: {exc.message}\n")
+        sys.stderr.write(f"recall: {args.locator} could not be expanded: {exc.message}\n")
         return 1 if exc.code == "malformed_locator" else 4
     if args.json:
         print_json(response.to_json())

@@ -1,0 +1,98 @@
+"""The index and its incremental sync, driven in-process."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from adapters.notes.settings import NotesSettings
+from adapters.notes.store import Store
+from adapters.notes.sync import sync
+
+from .conftest import NOTES, write_note
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[Store, Path]:
+    root = tmp_path / "notes"
+    for rel, text in NOTES.items():
+        write_note(root, rel, text)
+    index = Store(str(tmp_path / "index.sqlite3"), str(root), NotesSettings().digest)
+    index.open()
+    sync(index, str(root), NotesSettings())
+    return index, root
+
+
+def test_unchanged_folder_is_not_read(store: tuple[Store, Path]) -> None:
+    index, root = store
+    report = sync(index, str(root), NotesSettings())
+    assert (report.files_read, report.files_reindexed, report.changed) == (0, 0, False)
+
+
+def test_touched_but_identical_note_is_hashed_not_reindexed(store: tuple[Store, Path]) -> None:
+    index, root = store
+    path = root / "ideas.txt"
+    write_note(root, "ideas.txt", path.read_text(), mtime=1_800_000_000)
+    report = sync(index, str(root), NotesSettings())
+    assert (report.files_read, report.files_reindexed) == (1, 0)
+
+
+def test_note_edited_within_the_same_mtime_is_still_caught(store: tuple[Store, Path]) -> None:
+    index, root = store
+    path = write_note(root, "fresh.md", "# One\n", mtime=None)
+    sync(index, str(root), NotesSettings())
+    stat = path.stat()
+    path.write_text("# Two\n")  # same size, and the mtime may not have moved
+    import os
+
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    sync(index, str(root), NotesSettings())
+    titles = [r[0] for r in index.conn().execute("SELECT title FROM notes WHERE path = 'fresh.md'")]
+    assert titles == ["Two"]
+
+
+def test_generation_advances_only_on_change(store: tuple[Store, Path]) -> None:
+    index, root = store
+    before = index.meta("generation")
+    sync(index, str(root), NotesSettings())
+    assert index.meta("generation") == before
+    write_note(root, "new.md", "# New\n")
+    sync(index, str(root), NotesSettings())
+    assert index.meta("generation") != before
+
+
+def test_watermark_depends_on_content_not_on_when_it_was_built(tmp_path: Path, store: tuple[Store, Path]) -> None:
+    index, root = store
+    other = Store(str(tmp_path / "other.sqlite3"), str(root), NotesSettings().digest)
+    other.open()
+    sync(other, str(root), NotesSettings())
+    assert other.meta("watermark") == index.meta("watermark")
+
+
+def test_index_for_other_settings_is_rebuilt(tmp_path: Path, store: tuple[Store, Path]) -> None:
+    index, root = store
+    again = Store(index.path, str(root), NotesSettings(max_file_bytes=10).digest)
+    again.open()
+    assert again.rebuilt_reason == "index settings changed; rebuilt"
+    assert again.meta("generation") == ""
+
+
+def test_unreadable_index_file_is_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    path.write_bytes(b"garbage" * 1000)
+    index = Store(str(path), str(tmp_path), NotesSettings().digest)
+    index.open()
+    assert index.rebuilt_reason is not None and "rebuilt" in index.rebuilt_reason
+    assert index.conn().execute("SELECT count(*) FROM notes").fetchone() == (0,)
+
+
+def test_failed_full_rebuild_keeps_the_previous_index(store: tuple[Store, Path]) -> None:
+    index, root = store
+    before = index.conn().execute("SELECT count(*) FROM chunks").fetchone()[0]
+    # the rebuild fails at its last step, after every table was dropped and refilled
+    index.conn().execute("CREATE TRIGGER refuse BEFORE INSERT ON meta BEGIN SELECT RAISE(ABORT, 'no'); END")
+    with pytest.raises(sqlite3.IntegrityError):
+        sync(index, str(root), NotesSettings(), full=True)
+    assert index.conn().execute("SELECT count(*) FROM chunks").fetchone()[0] == before
