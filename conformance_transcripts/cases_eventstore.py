@@ -43,18 +43,18 @@ SOURCE_ID = "memory"
 # (subject, predicate, value, observed_at). Polign's forget cannot be dated, so
 # nothing is withdrawn: a withdrawal would carry the recording's clock.
 STATEMENTS = [
-    ("user", "prefers_editor", "vim", "2026-01-01T10:00:00Z"),
-    ("user", "uses_technology", "postgres", "2026-02-01T10:00:00Z"),
-    ("user", "note", "the editor config lives in the dotfiles repository", "2026-02-03T10:00:00Z"),
-    ("user", "uses_technology", "fly.io", "2026-02-04T10:00:00Z"),
-    ("user", "deployment_target", "fly.io", "2026-02-04T10:00:00Z"),
-    ("user", "prefers_editor", "neovim", "2026-06-01T10:00:00Z"),
+    ("user", "prefers_editor", "vim", "2024-01-01T10:00:00Z"),
+    ("user", "uses_technology", "postgres", "2024-02-01T10:00:00Z"),
+    ("user", "note", "the editor config lives in the dotfiles repository", "2024-02-03T10:00:00Z"),
+    ("user", "uses_technology", "fly.io", "2024-02-04T10:00:00Z"),
+    ("user", "deployment_target", "fly.io", "2024-02-04T10:00:00Z"),
+    ("user", "prefers_editor", "neovim", "2024-06-01T10:00:00Z"),
 ]
 # Event ids are derived from the statement (Polign's eventID), so they are fixed.
-NEOVIM = "user/prefers_editor#m-2cd13536076bbe9bc04cb3b3"
+NEOVIM = "user/prefers_editor#m-97c7b5b40a76bb80ede60206"
 UNKNOWN_EVENT = "user/prefers_editor#m-000000000000000000000000"
-BETWEEN = "2026-03-01T00:00:00Z"  # after fly.io, before neovim
-BEFORE_ANYTHING = "2025-06-01T00:00:00Z"
+BETWEEN = "2024-03-01T00:00:00Z"  # after fly.io, before neovim
+BEFORE_ANYTHING = "2023-06-01T00:00:00Z"
 RUNTIME_FILES = ("runtime.json", "runtime.json.lock", "local.lock", "server.log")
 
 # Clock readings, this machine's Polign binary (path, version) and a hash of the
@@ -85,6 +85,7 @@ def _seed_store() -> Path:
     server_dir = find_polign_server(None, binary)
     env = {"PATH": os.pathsep.join(filter(None, (server_dir, os.environ.get("PATH"))))}
     # Polign's client runs $RECALL_BIN, else the first `recall`, which may be this project's CLI.
+    previous = os.environ.get("RECALL_BIN")
     os.environ["RECALL_BIN"] = binary.path
     try:
         with Client(local_dir=store, typed=True, write=True, env=env, timeout=30) as client:
@@ -92,6 +93,10 @@ def _seed_store() -> Path:
                 client.remember(subject, predicate, value, observed_at=observed_at)
     finally:
         _stop_server(store)
+        if previous is None:
+            del os.environ["RECALL_BIN"]
+        else:
+            os.environ["RECALL_BIN"] = previous
     for name in RUNTIME_FILES:
         (store / name).unlink(missing_ok=True)
     return store
@@ -233,7 +238,7 @@ CASES = [
     ),
     CaseSpec(
         "search-as-of",
-        "Folded at 2026-03-01, before neovim was stated, vim is the current editor and "
+        "Folded at 2024-03-01, before neovim was stated, vim is the current editor and "
         "nothing is superseded; a multi-valued predicate holds both its values.",
         [
             initialize(),
@@ -245,7 +250,7 @@ CASES = [
     ),
     CaseSpec(
         "search-empty",
-        "Folded at 2025-06-01, before anything was stated, memory holds no belief: an empty "
+        "Folded at 2023-06-01, before anything was stated, memory holds no belief: an empty "
         "success.",
         [initialize(), search(2, "editor", as_of=BEFORE_ANYTHING)],
         fixture=STORE,

@@ -44,7 +44,8 @@ from adapters.gmail.query import MailQuery
 from adapters.gmail.settings import GmailConfig
 
 SYNC_SHARE = 0.6  # of the time left, what catching up may use before answering
-MESSAGE_POOL = 1000
+MESSAGE_POOL_PER_RESULT = 8  # best-scoring messages read per wanted thread
+MIN_MESSAGE_POOL = 200
 MAX_ADMISSION_TERMS = 10
 INDEX_CONFIG = f"fts5 unicode61; header*{HEADER_WEIGHT:g} body*{BODY_WEIGHT:g}; spam,trash hidden"
 
@@ -86,8 +87,8 @@ class MboxSource:
 
         by_thread: dict[str, list[MessageHit]] = {}
         if query.terms:
-            for hit in self.index.message_hits(_match(query.terms, required), window,
-                                               MESSAGE_POOL):
+            pool = max(limit * MESSAGE_POOL_PER_RESULT, MIN_MESSAGE_POOL)
+            for hit in self.index.message_hits(_match(query.terms, required), window, pool):
                 by_thread.setdefault(hit.thread_id, []).append(hit)
         thread_ids = list(dict.fromkeys([*query.thread_ids, *by_thread]))
         summaries = self.index.threads(thread_ids, DateWindow(until=as_of))

@@ -22,8 +22,18 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for programs")
 
 
+SERVER_ENV = "RECALL_SERVER"
+
+
 def add_server(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--server", metavar="URL", help="ask a running 'recall serve' instead")
+    # Resident mode, opt-in: with RECALL_SERVER naming a running 'recall serve', every
+    # command that talks to sources reuses its warm adapters instead of starting its own.
+    parser.add_argument(
+        "--server",
+        metavar="URL",
+        default=os.environ.get(SERVER_ENV) or None,
+        help=f"ask a running 'recall serve' instead (default: ${SERVER_ENV}, if set)",
+    )
     parser.add_argument(
         "--auth-token-env",
         metavar="ENV",
