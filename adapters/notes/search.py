@@ -133,6 +133,7 @@ def run_search(
     )[:limit]
     candidates, unverified = _candidates(ordered, terms, identifier_coverage, context)
     supersedes_problems = _attach_supersedes(conn, candidates, context.source_id)
+    _attach_superseded_by(conn, candidates, context.source_id, params.as_of)
     if supersedes_problems:
         diagnostics["supersedes_unresolved"] = supersedes_problems
     if unverified:
@@ -378,6 +379,51 @@ def _attach_supersedes(
             del metadata["supersedes"]
         problems.extend(i for i in issues if i not in problems)
     return problems
+
+
+def _attach_superseded_by(
+    conn: sqlite3.Connection,
+    candidates: list[Candidate],
+    source_id: str,
+    as_of: datetime | None,
+) -> None:
+    """Name the note that replaces a retrieved note, so it is withheld even when the
+    query did not find its successor. Only successors that existed at ``as_of``
+    count, so asking about an earlier instant still shows what was current then;
+    a note replaced by two others is left for the broker to report, not guessed."""
+    wanted = {(c.metadata or {}).get("path") for c in candidates} - {None}
+    if not wanted:
+        return
+    successors: dict[str, list[str]] = {}
+    for path, front_json, mtime_ns in conn.execute(
+        "SELECT path, front, mtime_ns FROM notes WHERE has_supersedes = 1 ORDER BY path"
+    ):
+        if as_of is not None and not _existed_at(json.loads(front_json), mtime_ns, as_of):
+            continue
+        targets, _ = resolve_supersedes(conn, path, json.loads(front_json)["supersedes"])
+        for target in targets:
+            if target in wanted:
+                successors.setdefault(target, []).append(path)
+    for candidate in candidates:
+        metadata = candidate.metadata or {}
+        found = successors.get(metadata.get("path", ""))
+        if found and len(found) == 1:
+            metadata["superseded_by"] = f"{source_id}:{found[0]}"
+        elif found:
+            metadata["superseded_by_candidates"] = [f"{source_id}:{p}" for p in found]
+
+
+def _existed_at(front: dict[str, Any], mtime_ns: int, as_of: datetime) -> bool:
+    if mtime_ns > as_of.timestamp() * 1e9:
+        return False
+    valid_from = front.get("valid_from")
+    if not valid_from:
+        return True
+    try:
+        start = datetime.fromisoformat(str(valid_from))
+    except ValueError:
+        return True
+    return (start if start.tzinfo else start.replace(tzinfo=UTC)) <= as_of
 
 
 def resolve_supersedes(
