@@ -85,43 +85,47 @@ def to_candidates(
         display = f"{source_id}:{belief.locator.local()}"
         if display in cited:
             continue
-        cited.add(display)
         replaced = [_replaced_locator(belief, entry) for entry in belief.replaced]
         metadata = belief.metadata(source_id, as_of)
         if replaced:
             metadata["supersedes"] = [f"{source_id}:{loc.local()}" for loc, _ in replaced]
-        candidates.append(
+        live = _candidate(
+            belief,
+            belief.locator,
+            belief.value,
+            belief.observed_at,
+            display,
+            query_terms,
+            sensitivity,
+            metadata,
+            rank=len(candidates) + 1,
+        )
+        older = [
             _candidate(
                 belief,
-                belief.locator,
-                belief.value,
-                belief.observed_at,
-                display,
+                locator,
+                entry.get("value"),
+                str(entry.get("observed_at") or ""),
+                f"{source_id}:{locator.local()}",
                 query_terms,
                 sensitivity,
-                metadata,
-                rank=len(candidates) + 1,
+                _superseded_metadata(belief, locator, entry, display, as_of),
+                rank=0,
+                valid_to=belief.observed_at,
             )
-        )
-        for locator, entry in replaced:
-            record = f"{source_id}:{locator.local()}"
-            if record in cited:
-                continue
-            cited.add(record)
-            superseded.append(
-                _candidate(
-                    belief,
-                    locator,
-                    entry.get("value"),
-                    str(entry.get("observed_at") or ""),
-                    record,
-                    query_terms,
-                    sensitivity,
-                    _superseded_metadata(belief, locator, entry, display, as_of),
-                    rank=0,
-                    valid_to=belief.observed_at,
-                )
-            )
+            for locator, entry in replaced
+        ]
+        if query_terms and not any(c.relevance for c in (live, *older)):
+            # Polign's hashed-word search also returns pairs that share no word with
+            # the question; they are noise, and keeping them would make abstention
+            # impossible on a non-empty store.
+            continue
+        cited.add(display)
+        candidates.append(live)
+        for record in older:
+            if record.locator not in cited:
+                cited.add(record.locator)
+                superseded.append(record)
     for rank, withheld in enumerate(superseded, start=len(candidates) + 1):
         candidates.append(withheld.model_copy(update={"local_rank": rank}))
     return candidates
