@@ -40,6 +40,11 @@ _FAILURE_REASONS = {
 }
 
 
+_FAILURE_OUTCOMES = frozenset(
+    {SearchOutcome.timeout, SearchOutcome.unavailable, SearchOutcome.denied, SearchOutcome.failed}
+)
+
+
 @dataclass
 class Admitted:
     report: SourceReport
@@ -140,8 +145,8 @@ def failure_report(
     """A search that raised: its outcome, machine reason and, for timeouts, whose budget ran out."""
     reason = _FAILURE_REASONS.get(failure.reason, SkipReason.failed)
     outcome = failure.outcome
-    if reason == SkipReason.cancelled or outcome == SearchOutcome.success:
-        outcome = SearchOutcome.failed
+    if reason == SkipReason.cancelled or outcome not in _FAILURE_OUTCOMES:
+        outcome = SearchOutcome.failed  # an error never reads as an answer, whole or partial
     report = SourceReport(
         source_uid=source_uid,
         source_id=source_id,
