@@ -21,5 +21,6 @@ fi
 .venv/bin/python -m pip install -q -e '.[test,mcp,gmail]'
 ./scripts/install-polign.sh
 
-.venv/bin/ruff check broker adapter_sdk adapters tests bench
+.venv/bin/ruff check broker adapter_sdk adapters tests bench conformance_transcripts
+.venv/bin/mypy broker adapter_sdk adapters
 .venv/bin/python -m pytest -q "$@"

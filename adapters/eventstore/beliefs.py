@@ -89,7 +89,7 @@ def to_candidates(
         metadata = belief.metadata(source_id, as_of)
         if replaced:
             metadata["supersedes"] = [f"{source_id}:{loc.local()}" for loc, _ in replaced]
-        live = _candidate(
+        current = _candidate(
             belief,
             belief.locator,
             belief.value,
@@ -115,13 +115,13 @@ def to_candidates(
             )
             for locator, entry in replaced
         ]
-        if query_terms and not any(c.relevance for c in (live, *older)):
+        if query_terms and not any(c.relevance for c in (current, *older)):
             # Polign's hashed-word search also returns pairs that share no word with
             # the question; they are noise, and keeping them would make abstention
             # impossible on a non-empty store.
             continue
         cited.add(display)
-        candidates.append(live)
+        candidates.append(current)
         for record in older:
             if record.locator not in cited:
                 cited.add(record.locator)

@@ -74,6 +74,7 @@ ENDPOINTS = {
     "/v1/sources": ("GET",),
     "/v1/health": ("GET",),
     "/v1/version": ("GET",),
+    "/v1/doctor": ("GET",),
 }
 
 EXPAND_STATUS = {
@@ -370,6 +371,14 @@ class Api:
         status = outcome_status(coverage == "failed", coverage == "degraded")
         return json_response(listing, status, {"Recall-Coverage": coverage})
 
+    async def doctor(self, request: Request) -> Response:
+        from broker.doctor import diagnose, to_json
+
+        profile = self.served(request.query_params.get("profile"))
+        diagnosis = await self.call(diagnose(self.config, self.broker.supervisor, profile))
+        status = outcome_status(diagnosis.status == "failed", diagnosis.status == "degraded")
+        return json_response(to_json(diagnosis), status, {"Recall-Coverage": str(diagnosis.status)})
+
     async def health(self, request: Request) -> Response:
         return json_response({"status": "ok", "profile": self.profile, "version": __version__})
 
@@ -386,6 +395,7 @@ class Api:
             "/v1/sources": self.sources,
             "/v1/health": self.health,
             "/v1/version": self.version,
+            "/v1/doctor": self.doctor,
         }
         return [
             Route(path, _typed(handler), methods=list(ENDPOINTS[path]))

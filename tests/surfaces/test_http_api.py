@@ -180,3 +180,11 @@ def test_health_and_version_name_the_served_profile(default_server):
     assert httpx.get(default_server.url + "/v1/health").json()["status"] == "ok"
     version = httpx.get(default_server.url + "/v1/version").json()
     assert (version["api_version"], version["profile"]) == ("v1", "default")
+
+
+def test_doctor_reports_every_check_with_the_overall_status(default_server):
+    reply = httpx.get(default_server.url + "/v1/doctor")
+    body = reply.json()
+    assert reply.status_code == {"ok": 200, "degraded": 206, "failed": 503}[body["status"]]
+    assert reply.headers["Recall-Coverage"] == body["status"]
+    assert [c["name"] for c in body["checks"]][:3] == ["configuration", "trust_boundary", "identity"]
