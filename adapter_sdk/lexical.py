@@ -85,3 +85,51 @@ def is_stable_identifier(token: str) -> bool:
     if "-" in token and letters >= 1 and digits >= 1:
         return True
     return len(token) >= 8 and letters >= 2 and digits >= 2
+
+
+# -- number variants -----------------------------------------------------------------------
+
+NUMBER_VARIANT_WEIGHT = 0.5
+"""Share of a term's own score a number variant contributes. Coverage and relevance count a
+variant in full: a plural is as much about the question as its singular."""
+
+_MIN_VARIANT_CHARS = 3
+_MIN_IES_CHARS = 6  # "ties" and "lies" are -s plurals; "cities" may be either reading
+_NOT_PLURAL = frozenset({"lens", "news"})
+
+
+def number_variants(term: str) -> list[str]:
+    """Regular plural and singular spellings of ``term``, for lookup in a source's vocabulary.
+
+    Only the regular rules: ``-s``; ``-es`` after s/x/z/ch/sh; consonant + ``y`` ↔ ``-ies``
+    (both readings for ``-ies`` words of six letters or more). Nothing is stripped from
+    ``-ss``/``-is``/``-us`` words (class, basis, status) or from lens and news. Function
+    words and words shorter than three letters have no variants.
+    """
+    if len(term) < _MIN_VARIANT_CHARS or term in FUNCTION_WORDS:
+        return []
+    out: list[str] = []
+
+    def add(variant: str) -> None:
+        if variant != term and len(variant) >= _MIN_VARIANT_CHARS and variant not in out:
+            out.append(variant)
+
+    if _sibilant(term):
+        add(term + "es")
+    elif term.endswith("y") and len(term) > 1 and term[-2] not in "aeiou":
+        add(term[:-1] + "ies")
+    else:
+        add(term + "s")
+    if term.endswith("ies") and len(term) >= _MIN_IES_CHARS:
+        add(term[:-3] + "y")
+        add(term[:-1])
+    elif term.endswith("es") and _sibilant(term[:-2]):
+        add(term[:-2])
+        add(term[:-1])
+    elif term.endswith("s") and not term.endswith(("ss", "is", "us")) and term not in _NOT_PLURAL:
+        add(term[:-1])
+    return out
+
+
+def _sibilant(word: str) -> bool:
+    return word.endswith(("s", "x", "z", "ch", "sh"))

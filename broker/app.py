@@ -37,6 +37,7 @@ from broker.contracts import (
     Suppression,
     SuppressionReason,
 )
+from broker.errors import UsageError
 from broker.expand import expand as expand_locator
 from broker.fusion import FusionParams, SourceFacts, fuse
 from broker.listing import list_sources
@@ -74,6 +75,9 @@ class Broker:
     # -- query ---------------------------------------------------------------
 
     async def query(self, request: QueryRequest) -> QueryResponse:
+        if not request.query.strip():
+            # asked of nobody: an empty question would read as an abstention
+            raise UsageError("the query is empty; ask a question in words")
         started = now()
         clock = time.perf_counter_ns()
         plan = await plan_query(self.config, self.supervisor, request, started)

@@ -44,6 +44,8 @@ from broker.vocabulary import (
     DEFAULT_RESPONSE_TOKENS,
     DEFAULT_SOURCE_TIMEOUT_MS,
     LINEAGE_MAX_DEPTH,
+    MAX_LATENCY_MS,
+    MAX_LIMIT,
     NON_DEGRADING_REASONS,
     PER_SOURCE_LIMIT,
     PRIOR_RANGE,
@@ -80,6 +82,8 @@ __all__ = [
     "HealthStatus",
     "IndexCoverage",
     "LINEAGE_MAX_DEPTH",
+    "MAX_LATENCY_MS",
+    "MAX_LIMIT",
     "Manifest",
     "MatchSignal",
     "Mode",
@@ -121,7 +125,7 @@ class Scope(Model):
 
 
 class Budget(Model):
-    latency_ms: int = 0
+    latency_ms: int = Field(default=0, le=MAX_LATENCY_MS)
     response_tokens: int = 0
     surface: Surface = Surface.structured
 
@@ -137,7 +141,7 @@ class QueryRequest(Model):
     suppress_lineages: list[str] | None = None
     mode: Mode = Mode.explicit
     budget: Budget = Field(default_factory=Budget)
-    limit: int = Field(default=0, ge=0)
+    limit: int = Field(default=0, ge=0, le=MAX_LIMIT)
     include_stale: bool = False
 
 

@@ -56,7 +56,8 @@ async def expand(config: Config, supervisor: Supervisor, request: ExpandRequest)
             f"denied: source {source_id} is above profile {profile.name}'s ceiling "
             f"{profile.max_sensitivity}",
         )
-    budget = request.budget_bytes or DEFAULT_EXPAND_BUDGET_BYTES
+    # the broker keeps at most EXPANSION_BYTES, so no adapter is asked for more
+    budget = min(request.budget_bytes or DEFAULT_EXPAND_BUDGET_BYTES, EXPANSION_BYTES)
     deadline = request.deadline or datetime.now(UTC) + EXPAND_TIMEOUT
     client = supervisor.client(adapter_spec(config, profile.name, source))
     try:
@@ -69,7 +70,7 @@ async def expand(config: Config, supervisor: Supervisor, request: ExpandRequest)
     except AdapterFailure as failure:
         code = _CODES.get(failure.reason, ExpandErrorCode.failed)
         raise ExpandError(code, f"{failure.reason}: {clean_line(failure.message, 300)}") from None
-    content, cut = clean_expansion(result.content, min(EXPANSION_BYTES, budget))
+    content, cut = clean_expansion(result.content, budget)
     return ExpandResponse(
         content=content,
         source_revision=result.source_revision,

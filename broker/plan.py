@@ -48,6 +48,10 @@ from broker.errors import PlanError, UnsatisfiableScope
 from broker.supervise import AdapterClient, AdapterFailure, AdapterSpec, Supervisor
 
 HANDSHAKE_LIMIT = timedelta(seconds=10)
+BUDGET_SPENT_STARTING = (
+    "the query's latency budget ran out while the adapter was starting; "
+    "raise the latency budget (--budget-ms), or keep adapters warm with 'recall serve'"
+)
 
 
 @dataclass
@@ -250,15 +254,20 @@ async def _consider(
         return Exclusion(source, SkipReason.sensitivity_ceiling)
 
     client = supervisor.client(adapter_spec(config, plan.profile.name, source))
-    handshake_limit = min(
-        HANDSHAKE_LIMIT.total_seconds(),
-        max((plan.deadline - datetime.now(UTC)).total_seconds(), 0.0),
-    )
+    remaining = max((plan.deadline - datetime.now(UTC)).total_seconds(), 0.0)
     try:
-        with anyio.fail_after(handshake_limit):
+        with anyio.fail_after(min(HANDSHAKE_LIMIT.total_seconds(), remaining)):
             manifest = await client.initialize()
-    except (AdapterFailure, TimeoutError) as exc:
+    except AdapterFailure as exc:
         return Exclusion(source, SkipReason.adapter_unavailable, _failure_diagnostics(exc))
+    except TimeoutError:
+        if remaining < HANDSHAKE_LIMIT.total_seconds():
+            # the request's budget ran out, not the adapter: nothing says it is unavailable
+            return Exclusion(source, SkipReason.budget_exhausted, {"detail": BUDGET_SPENT_STARTING})
+        return Exclusion(source, SkipReason.adapter_unavailable, {
+            "reason": "handshake_timeout",
+            "detail": f"no handshake within {HANDSHAKE_LIMIT.total_seconds():g}s",
+        })
 
     now = datetime.now(UTC)
     usable = plan.deadline - plan.fusion_reserve
@@ -274,6 +283,8 @@ async def _consider(
         health = await client.health(source_deadline)
     except AdapterFailure as exc:
         reason = SkipReason.denied if exc.outcome == "denied" else SkipReason.unhealthy
+        if exc.outcome == "timeout" and budget == TimeoutBudget.request_latency:
+            reason = SkipReason.budget_exhausted  # the request's deadline, not the source, ran out
         return Exclusion(source, reason, _failure_diagnostics(exc), manifest)
     if health.status == HealthStatus.denied:
         return Exclusion(source, SkipReason.denied, health.diagnostics, manifest)
@@ -306,10 +317,8 @@ async def _consider(
     return Target(source, client, manifest, health, params, budget, limit)
 
 
-def _failure_diagnostics(exc: BaseException) -> dict[str, Any]:
-    if isinstance(exc, AdapterFailure):
-        return {"reason": exc.reason, "detail": exc.message}
-    return {"reason": "handshake_timeout", "detail": "no handshake before the query deadline"}
+def _failure_diagnostics(exc: AdapterFailure) -> dict[str, Any]:
+    return {"reason": exc.reason, "detail": exc.message}
 
 
 def _exclude_store_conflicts(plan: QueryPlan) -> None:

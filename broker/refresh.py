@@ -27,7 +27,8 @@ from broker.supervise import AdapterFailure, Supervisor
 REFRESH_TIMEOUT = timedelta(minutes=10)
 
 Progress = Callable[[str, str], None]
-"""Called with (source_id, event) where event is "started" or "finished"."""
+"""Called with (source_id, event): "started", then the source's status when it ends,
+with its reason if any, e.g. "refreshed" or "skipped (checkpoint_unsupported)"."""
 
 
 async def refresh(
@@ -64,10 +65,11 @@ async def refresh(
     async def one(index: int, source: SourceConfig) -> None:
         if progress:
             progress(source.source_id, "started")
-        rows[index] = await _refresh_source(config, supervisor, profile.name, source, request.full,
-                                            profile.max_sensitivity)
+        row = await _refresh_source(config, supervisor, profile.name, source, request.full,
+                                    profile.max_sensitivity)
+        rows[index] = row
         if progress:
-            progress(source.source_id, "finished")
+            progress(source.source_id, f"{row.status} ({row.reason})" if row.reason else str(row.status))
 
     async with anyio.create_task_group() as tasks:
         for index, source in enumerate(members):

@@ -20,6 +20,10 @@ DEFAULT_SOURCE_TIMEOUT_MS = 2000
 DEFAULT_FUSION_RESERVE_MS = 25
 DEFAULT_RESPONSE_TOKENS = 8000
 DEFAULT_EXPAND_BUDGET_BYTES = 65_536
+MAX_LIMIT = 10_000
+"""Largest result limit a request may set; more than fusion can ever return."""
+MAX_LATENCY_MS = 86_400_000
+"""Largest latency budget a request may set (one day); every source keeps its own timeout."""
 
 
 # ---------------------------------------------------------------------------

@@ -7,6 +7,12 @@ handshake (the folder may live on a drive that is not mounted yet): the
 source reports health ``unavailable`` and each search fails with
 source_unavailable, both naming the folder. A handshake without any location
 is refused with -32602. A corrupt index file is discarded and rebuilt.
+
+``as_of``: in a git work tree the manifest declares ``snapshot`` and a search
+with ``as_of`` answers from the notes as committed in the last commit at or
+before that instant on HEAD's history (``snapshot.py``); elsewhere, or when git
+cannot be run (health says why), notes modified after the instant are filtered
+out. The git modules are imported only for a folder inside a work tree.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from adapter_sdk.protocol import (
     AdapterSkipReason,
@@ -45,11 +51,15 @@ from adapter_sdk.protocol import (
     Sensitivity,
 )
 from adapter_sdk.server import Adapter
-from adapters.notes.expand import Section, parse_local, render
-from adapters.notes.search import SearchContext, resolve_supersedes, run_search
+from adapters.notes.expand import LineRange, Section, parse_local, render
+from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
 from adapters.notes.settings import SETTINGS_SCHEMA, NotesSettings, parse_settings
 from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption
 from adapters.notes.sync import SyncReport, sync
+
+if TYPE_CHECKING:
+    from adapters.notes.gitrepo import GitRepo
+    from adapters.notes.snapshot import Snapshots
 
 ADAPTER_ID = "recall-notes/1"
 INDEX_FILE = "notes-index.sqlite3"
@@ -61,12 +71,16 @@ T = TypeVar("T")
 class NotesAdapter(Adapter):
     def __init__(self) -> None:
         self.root = ""
+        self.workdir = ""
         self.source_id = ""
         self.settings = NotesSettings()
         self.store: Store | None = None
         self.last_sync: SyncReport | None = None
         self.last_success_at: datetime | None = None
         self.last_error: str | None = None
+        self.repo: GitRepo | None = None
+        self.snapshot_unavailable: str | None = None  # why as_of filters in a git work tree
+        self._snapshots: Snapshots | None = None
         self._sync_lock = threading.Lock()
 
     # -- handshake -----------------------------------------------------------------
@@ -82,6 +96,7 @@ class NotesAdapter(Adapter):
         if not os.path.isabs(location):
             location = os.path.join(params.base_dir or os.getcwd(), location)
         self.root = os.path.normpath(location)
+        self.workdir = params.workdir
         self.source_id = params.source_id
         try:
             os.makedirs(params.workdir, exist_ok=True)
@@ -96,6 +111,10 @@ class NotesAdapter(Adapter):
         # the first handshake builds the index; later ones leave the re-check to the search
         if self._unavailable_reason() is None and not self.store.meta("generation"):
             self._recovering(lambda: self._sync(full=False))
+        if _in_git_work_tree(self.root):
+            from adapters.notes.gitrepo import find_repo
+
+            self.repo, self.snapshot_unavailable = find_repo(self.root)
         return Manifest(
             protocol_version=1,
             adapter_id=ADAPTER_ID,
@@ -103,7 +122,7 @@ class NotesAdapter(Adapter):
             record_types=["document"],
             query_modes=[QueryMode.lexical, QueryMode.exact],
             freshness_modes=[FreshnessMode.indexed],
-            as_of_support=AsOfSupport.filter,
+            as_of_support=AsOfSupport.snapshot if self.repo else AsOfSupport.filter,
             relevance_basis=RelevanceBasis.lexical_span,
             capabilities=[Capability.search, Capability.expand, Capability.checkpoint],
             sensitivity=Sensitivity.internal,
@@ -126,16 +145,17 @@ class NotesAdapter(Adapter):
             )
         self._require_available()
         store = self._store()
+        if params.as_of is not None and self.repo is not None:
+            return self._search_snapshot(params, params.as_of, self.repo)
 
         def answer() -> tuple[list[Any], dict[str, Any], SyncReport]:
             report = self._sync(full=False)
             context = SearchContext(
                 source_id=self.source_id,
-                settings=self.settings,
-                root=self.root,
                 observed_at=datetime.now(UTC),
                 complete=report.files_failed == 0,
                 generation=store.meta("generation"),
+                read_note=self._live_note,
             )
             candidates, diagnostics = run_search(store.conn(), params, context)
             return candidates, diagnostics, report
@@ -158,10 +178,53 @@ class NotesAdapter(Adapter):
 
     # -- expand --------------------------------------------------------------------------
 
+    def _search_snapshot(self, params: SearchParams, as_of: datetime, repo: GitRepo) -> SearchResult:
+        from adapters.notes.gitrepo import GitError
+        from adapters.notes.snapshot import snapshot_diagnostics
+
+        try:
+            commit = repo.commit_at(as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC))
+            snapshot = self._snapshot_indexes(repo).at(commit) if commit else None
+        except GitError as exc:
+            raise RpcError(ErrorCode.source_unavailable, f"cannot read the notes as committed: {exc}") from None
+        if snapshot is None:
+            return SearchResult(
+                candidates=[], outcome=SearchOutcome.success, diagnostics={"as_of": "before_first_commit"}
+            )
+        store = snapshot.store
+        failed = int(store.conn().execute("SELECT count(*) FROM failures").fetchone()[0])
+        context = SearchContext(
+            source_id=self.source_id,
+            observed_at=datetime.now(UTC),
+            complete=failed == 0,
+            generation=store.meta("generation"),
+            read_note=snapshot.read_note,
+            snapshot=snapshot.short,
+        )
+        candidates, diagnostics = run_search(store.conn(), params, context)
+        diagnostics.update(
+            generation=store.meta("generation"),
+            indexed_count=int(store.meta("note_count", "0")),
+            chunk_count=int(store.meta("chunk_count", "0")),
+            **snapshot_diagnostics(snapshot),
+        )
+        if failed:
+            diagnostics["failed_count"] = failed
+        return SearchResult(
+            candidates=candidates,
+            outcome=SearchOutcome.partial if failed else SearchOutcome.success,
+            diagnostics=diagnostics,
+            source_watermark=store.meta("watermark") or None,
+        )
+
+    # -- expand --------------------------------------------------------------------------
+
     def expand(self, params: ExpandParams) -> ExpandResult:
         local = params.locator.split(":", 1)[1]
         where = parse_local(local)
         self._require_available()
+        if where.commit is not None:
+            return render(self._committed_section(params.locator, where), where, params.detail, params.budget_bytes)
         store = self._store()
 
         def read() -> Section:
@@ -177,27 +240,54 @@ class NotesAdapter(Adapter):
                     ErrorCode.locator_expired,
                     f"{params.locator}: {where.path} is no longer an indexed note; search again",
                 )
-            chunk = conn.execute(
-                "SELECT t.title, c.heading FROM chunks c JOIN chunk_text t ON t.rowid = c.id"
-                " WHERE c.note_id = ? AND c.start_line = ? AND c.end_line = ?",
-                (note[0], where.start, where.end),
-            ).fetchone()
-            if chunk is None:
-                raise RpcError(
-                    ErrorCode.locator_expired,
-                    f"{params.locator}: lines {where.start}-{where.end} of {where.path} no longer "
-                    "span one section (the note changed); search again",
-                )
+            title, heading = _section_heading(conn, note[0], where, params.locator)
             data = self._read_note(where.path)
             if hashlib.sha256(data).hexdigest() != note[1]:
                 raise RpcError(
                     ErrorCode.locator_expired,
                     f"{params.locator}: {where.path} changed while it was read; search again",
                 )
-            return Section(title=chunk[0], heading=chunk[1], data=data)
+            return Section(title=title, heading=heading, data=data)
 
         section = self._recovering(read)
         return render(section, where, params.detail, params.budget_bytes)
+
+    def _committed_section(self, locator: str, where: LineRange) -> Section:
+        """The section a snapshot locator names, read from the notes as committed."""
+        from adapters.notes.gitrepo import GitError
+
+        if self.repo is None:
+            raise RpcError(
+                ErrorCode.locator_expired,
+                f"{locator}: names commit {where.commit}, but the notes folder is not "
+                "in a git repository git can read now; search again",
+            )
+        try:
+            snapshot = self._snapshot_indexes(self.repo).named(str(where.commit))
+        except GitError as exc:
+            raise RpcError(ErrorCode.source_unavailable, f"{locator}: {exc}") from None
+        if snapshot is None:
+            raise RpcError(
+                ErrorCode.locator_expired,
+                f"{locator}: commit {where.commit} is no longer in the repository; search again",
+            )
+        conn = snapshot.store.conn()
+        note = conn.execute("SELECT id FROM notes WHERE path = ?", (where.path,)).fetchone()
+        data = snapshot.read_note(where.path)
+        if note is None or data is None:
+            raise RpcError(
+                ErrorCode.locator_expired,
+                f"{locator}: {where.path} was not an indexed note in commit {where.commit}",
+            )
+        title, heading = _section_heading(conn, note[0], where, locator)
+        return Section(title=title, heading=heading, data=data, revision=f"git:{where.commit}")
+
+    def _live_note(self, path: str) -> bytes | None:
+        try:
+            with open(os.path.join(self.root, path), "rb") as handle:
+                return handle.read(self.settings.max_file_bytes + 1)
+        except OSError:
+            return None
 
     def _read_note(self, path: str) -> bytes:
         try:
@@ -234,7 +324,14 @@ class NotesAdapter(Adapter):
 
     def _report(self, progress: CheckpointProgress | None) -> HealthResult:
         now = datetime.now(UTC)
-        diagnostics: dict[str, Any] = {"store_identity": self._store_identity()}
+        diagnostics: dict[str, Any] = {
+            "store_identity": self._store_identity(),
+            "as_of": "git_snapshot" if self.repo else "filter_on_mtime",
+        }
+        if self.snapshot_unavailable:
+            diagnostics["as_of_snapshot_unavailable"] = self.snapshot_unavailable
+        if self._snapshots is not None:
+            diagnostics["snapshot_indexes"] = self._snapshots.count()
         reason = self._unavailable_reason()
         store = self._store()
         generation = "" if reason else store.meta("generation")
@@ -306,7 +403,7 @@ class NotesAdapter(Adapter):
     def _index_config(self) -> str:
         return (
             "sqlite-fts5/1 chunking=heading tokenizer=unicode61-fold "
-            "query=alnum-fold+english-function-words "
+            f"query={QUERY_ANALYZER} "
             f"scoring=bm25-k1.2-b0.75 weights=title:{TITLE_WEIGHT:g},body:1 "
             f"settings={self.settings.digest}"
         )
@@ -321,6 +418,13 @@ class NotesAdapter(Adapter):
         if self.store is None:
             raise RpcError(ErrorCode.invalid_request, "recall/initialize has not completed")
         return self.store
+
+    def _snapshot_indexes(self, repo: GitRepo) -> Snapshots:
+        if self._snapshots is None:
+            from adapters.notes.snapshot import Snapshots
+
+            self._snapshots = Snapshots(repo, self.workdir, os.path.realpath(self.root), self.settings)
+        return self._snapshots
 
     def _store_identity(self) -> str:
         digest = hashlib.sha256(os.path.realpath(self.root).encode()).hexdigest()[:16]
@@ -361,3 +465,33 @@ class NotesAdapter(Adapter):
             store.rebuilt_reason = f"index file was corrupt ({exc}); rebuilt"
             self._sync(full=True)
             return action()
+
+
+def _section_heading(
+    conn: sqlite3.Connection, note_id: int, where: LineRange, locator: str
+) -> tuple[str, str]:
+    """Title and heading of the chunk spanning exactly the locator's lines."""
+    chunk = conn.execute(
+        "SELECT t.title, c.heading FROM chunks c JOIN chunk_text t ON t.rowid = c.id"
+        " WHERE c.note_id = ? AND c.start_line = ? AND c.end_line = ?",
+        (note_id, where.start, where.end),
+    ).fetchone()
+    if chunk is None:
+        raise RpcError(
+            ErrorCode.locator_expired,
+            f"{locator}: lines {where.start}-{where.end} of {where.path} no longer "
+            "span one section (the note changed); search again",
+        )
+    return str(chunk[0]), str(chunk[1])
+
+
+def _in_git_work_tree(root: str) -> bool:
+    """Whether ``root`` or a folder above it holds ``.git`` (git itself then decides)."""
+    current = os.path.realpath(root)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent

@@ -1,6 +1,10 @@
 """Read the evidence a locator names, at one of four detail levels.
 
-A locator's local part is ``<relative path>#L<a>-L<b>``. It is honoured only
+A locator's local part is ``<relative path>#L<a>-L<b>``, or
+``<relative path>#L<a>-L<b>@<commit>`` (12 hex) for a section of the notes as
+committed, which a search with ``as_of`` answers from in a git work tree
+(the ``@`` sits after the ``#``, so everything before it still names the note,
+and the whole locator still matches protocol v1's ``^[^:]+:.+$``). It is honoured only
 while the note still has a chunk spanning exactly those lines: a note that
 vanished, or whose sections moved, fails with locator_expired rather than
 serving neighbouring text. Levels widen: ``summary`` (title and first line of
@@ -21,7 +25,7 @@ from adapters.notes.chunking import PREVIEW_CHARS, clip, split_lines
 EXCERPT_LINES = 12
 CONTEXT_LINES = 20
 MIN_BUDGET_BYTES = 64
-_LOCAL = re.compile(r"^(?P<path>[^#]+)#L(?P<start>\d+)-L(?P<end>\d+)$")
+_LOCAL = re.compile(r"^(?P<path>[^#]+)#L(?P<start>\d+)-L(?P<end>\d+)(?:@(?P<commit>[0-9a-f]{12}))?$")
 
 
 @dataclass(frozen=True)
@@ -29,15 +33,17 @@ class LineRange:
     path: str
     start: int
     end: int
+    commit: str | None = None  # 12 hex: the section as committed, not as the folder holds it
 
 
 @dataclass(frozen=True)
 class Section:
-    """The indexed chunk a locator names and the live bytes of its note."""
+    """The indexed chunk a locator names and the bytes of its note (live, or as committed)."""
 
     title: str
     heading: str
     data: bytes
+    revision: str | None = None  # default: the digest of ``data``
 
 
 def parse_local(local: str) -> LineRange:
@@ -45,7 +51,8 @@ def parse_local(local: str) -> LineRange:
     if not match:
         raise RpcError(
             ErrorCode.locator_unknown,
-            f"notes locators look like <source>:<relative path>#L<start>-L<end>; got {local!r}",
+            "notes locators look like <source>:<relative path>#L<start>-L<end>, optionally "
+            f"followed by @<12-hex commit>; got {local!r}",
         )
     path, start, end = match["path"], int(match["start"]), int(match["end"])
     normal = posixpath.normpath(path)
@@ -60,7 +67,7 @@ def parse_local(local: str) -> LineRange:
             ErrorCode.locator_unknown,
             f"{local!r} is not a relative note path with a line range 1 <= start <= end",
         )
-    return LineRange(path, start, end)
+    return LineRange(path, start, end, match["commit"])
 
 
 def render(section: Section, where: LineRange, detail: DetailLevel, budget_bytes: int) -> ExpandResult:
@@ -95,6 +102,6 @@ def render(section: Section, where: LineRange, detail: DetailLevel, budget_bytes
         content=text,
         truncated=boundary is not None,
         truncation_boundary=boundary,
-        source_revision="file:" + hashlib.sha256(section.data).hexdigest()[:12],
+        source_revision=section.revision or "file:" + hashlib.sha256(section.data).hexdigest()[:12],
         provenance=f"{where.path}:L{first}-L{last}",
     )

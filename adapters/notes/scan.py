@@ -57,7 +57,7 @@ def scan(root: str, settings: NotesSettings) -> ScanResult:
                 result.skipped_links.append(rel)
                 continue
             if stat.S_ISDIR(info.st_mode):
-                if any(fnmatchcase(entry.name, pattern) for pattern in settings.exclude_dirs):
+                if excluded_dir(entry.name, settings):
                     result.skipped_dirs.append(rel)
                     continue
                 real = os.path.realpath(entry.path)
@@ -65,7 +65,7 @@ def scan(root: str, settings: NotesSettings) -> ScanResult:
                     continue
                 visited.add(real)
                 pending.append((entry.path, rel + "/"))
-            elif stat.S_ISREG(info.st_mode) and _wanted(rel, entry.name, settings):
+            elif stat.S_ISREG(info.st_mode) and wanted(rel, entry.name, settings):
                 if "#" in rel:
                     result.unaddressable.append(rel)
                 else:
@@ -77,7 +77,12 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root + os.sep)
 
 
-def _wanted(rel: str, name: str, settings: NotesSettings) -> bool:
+def excluded_dir(name: str, settings: NotesSettings) -> bool:
+    return any(fnmatchcase(name, pattern) for pattern in settings.exclude_dirs)
+
+
+def wanted(rel: str, name: str, settings: NotesSettings) -> bool:
+    """Whether a file is a note by its name and the include/exclude globs."""
     if not name.lower().endswith(settings.extensions):
         return False
     if settings.include and not any(fnmatchcase(rel, g) for g in settings.include):

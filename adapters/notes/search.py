@@ -7,29 +7,38 @@ words) admits only chunks holding at least two of its content terms, so
 scaffolding cannot manufacture a hit. A query word naming a note's relative
 path or file name, or a run of query tokens spelling a declared alias or id,
 makes that note an exact-identifier hit; exact hits rank first.
+
+A term the index does not hold is matched under the regular plural/singular
+spellings it does hold (``terms.py``); such a variant scores at half weight but
+counts fully for coverage, admission and relevance.
+
+A search with ``as_of`` filters on modification time, unless it is answered
+from a git snapshot (``snapshot.py``): then the index searched already holds
+the notes as committed at that instant, and only validity still applies.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
 
-from adapter_sdk.lexical import AnalyzedQuery, analyze_query, tokenize
+from adapter_sdk.lexical import NUMBER_VARIANT_WEIGHT, AnalyzedQuery, analyze_query, tokenize
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import relevance
 from adapters.notes.chunking import split_lines
 from adapters.notes.excerpts import matched_window
 from adapters.notes.front_matter import normalize_reference
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
-from adapters.notes.settings import NotesSettings
+from adapters.notes.terms import QueryTerms, resolve_terms
 
+QUERY_ANALYZER = "alnum-fold+english-function-words+number-variants"
 DEFAULT_LIMIT = 20
 MAX_ADMISSION_TERMS = 10
 MAX_IDENTIFIER_TOKENS = 8
@@ -43,7 +52,8 @@ _CHUNK_COLUMNS = """c.id, c.note_id, c.ordinal, c.start_line, c.end_line, c.head
 class Hit:
     row: sqlite3.Row
     score: float = 0.0
-    matched: set[str] = field(default_factory=set)
+    matched: set[str] = field(default_factory=set)  # content terms the chunk holds
+    spelled: set[str] = field(default_factory=set)  # the spellings it holds them under
     occurrences: int = 0
     length: int = 0
     exact: bool = False
@@ -57,11 +67,17 @@ class Hit:
 @dataclass
 class SearchContext:
     source_id: str
-    settings: NotesSettings
-    root: str
     observed_at: datetime
     complete: bool
     generation: str
+    # a note's bytes as they are now (folder) or were committed (snapshot); None if unreadable
+    read_note: Callable[[str], bytes | None]
+    # 12 hex of the commit a snapshot index was built from; None for the folder's own index
+    snapshot: str | None = None
+
+    def locator(self, path: str, start: int, end: int) -> str:
+        local = f"{path}#L{start}-L{end}"
+        return f"{self.source_id}:{local}@{self.snapshot}" if self.snapshot else f"{self.source_id}:{local}"
 
 
 def run_search(
@@ -69,29 +85,33 @@ def run_search(
 ) -> tuple[list[Candidate], dict[str, Any]]:
     started = time.perf_counter()
     query = analyze_query(params.query)
-    terms = set(query.content_terms)
-    where, args = _note_filters(params)
+    resolved = resolve_terms(conn, query.content_terms)
+    terms = resolved.terms
+    where, args = _note_filters(params, as_of_on_mtime=context.snapshot is None)
     entity_terms = [t for entity in params.filters.entities or [] for t in tokenize(entity)]
     required = _required_terms(query)
     diagnostics: dict[str, Any] = {
         "query_mode": "lexical",
-        "query_analyzer": "alnum-fold+english-function-words",
+        "query_analyzer": QUERY_ANALYZER,
         "query_term_count": len(query.content_terms),
     }
     if query.removed:
         diagnostics["query_terms_removed"] = list(query.removed)
     if required > 1:
         diagnostics["query_terms_required"] = required
+    if resolved.variants:
+        diagnostics["query_terms_number_variant"] = len(resolved.variants)
+        diagnostics["number_variants"] = {t: list(v) for t, v in resolved.variants.items()}
     if entity_terms or params.filters.entities:
         diagnostics["entity_filter"] = "lexical_tokens"
     if params.as_of is not None:
-        diagnostics["as_of"] = "filter_on_mtime"
+        diagnostics["as_of"] = "git_snapshot" if context.snapshot else "filter_on_mtime"
 
     limit = params.limit or DEFAULT_LIMIT
     pool_size = max(limit * 3, 50)
     hits: dict[int, Hit] = {}
     if terms:
-        match = _match_expression(query, required, entity_terms)
+        match = _match_expression(query, resolved, required, entity_terms)
         if where:
             sql = (
                 "SELECT c.id, chunk_text.rank FROM chunk_text"
@@ -105,11 +125,12 @@ def run_search(
             hits[row["id"]] = Hit(row)
         for chunk_id, rank in ranked:
             hits[chunk_id].score = -rank
+        _discount_variants(conn, hits, resolved, _term_repeats(len(query.content_terms), required))
     diagnostics["pool_size"] = len(hits)
 
     exact = _exact_notes(conn, params.query, query, where, args)
     for hit in hits.values():
-        _measure(hit, terms)
+        _measure(hit, resolved)
     pooled_notes = {h.row["note_id"] for h in hits.values()}
     for row in _first_chunks(conn, [n for n in exact if n not in pooled_notes]):
         if entity_terms and not set(entity_terms) <= set(
@@ -117,7 +138,7 @@ def run_search(
         ):
             continue
         hit = Hit(row)
-        _measure(hit, terms)
+        _measure(hit, resolved)
         hits[row["id"]] = hit
     identifier_coverage: dict[int, float] = {}
     for hit in hits.values():
@@ -133,7 +154,9 @@ def run_search(
     )[:limit]
     candidates, unverified = _candidates(ordered, terms, identifier_coverage, context)
     supersedes_problems = _attach_supersedes(conn, candidates, context.source_id)
-    _attach_superseded_by(conn, candidates, context.source_id, params.as_of)
+    _attach_superseded_by(
+        conn, candidates, context.source_id, params.as_of, as_of_on_mtime=context.snapshot is None
+    )
     if supersedes_problems:
         diagnostics["supersedes_unresolved"] = supersedes_problems
     if unverified:
@@ -148,8 +171,10 @@ def _required_terms(query: AnalyzedQuery) -> int:
     return 1
 
 
-def _match_expression(query: AnalyzedQuery, required: int, entity_terms: list[str]) -> str:
-    quoted = [f'"{t}"' for t in query.content_terms]
+def _match_expression(
+    query: AnalyzedQuery, resolved: QueryTerms, required: int, entity_terms: list[str]
+) -> str:
+    quoted = [_spelled(resolved.spellings[t]) for t in query.content_terms]
     if required == 2:
         expression = " OR ".join(f"({a} AND {b})" for a, b in combinations(quoted, 2))
     else:
@@ -159,7 +184,39 @@ def _match_expression(query: AnalyzedQuery, required: int, entity_terms: list[st
     return expression
 
 
-def _note_filters(params: SearchParams) -> tuple[str, list[Any]]:
+def _spelled(spellings: tuple[str, ...]) -> str:
+    quoted = " OR ".join(f'"{s}"' for s in spellings)
+    return quoted if len(spellings) == 1 else f"({quoted})"
+
+
+def _term_repeats(term_count: int, required: int) -> int:
+    """How often each term appears in the match expression (FTS5 scores every occurrence)."""
+    return term_count - 1 if required == 2 else 1
+
+
+def _discount_variants(
+    conn: sqlite3.Connection, hits: dict[int, Hit], resolved: QueryTerms, repeats: int
+) -> None:
+    """Take back the part of each score that variant spellings earned above their weight.
+
+    FTS5's BM25 is a sum over the expression's phrases, each depending only on its own
+    postings, so the variants' share of a chunk's score is exactly the score of the
+    variants alone for that chunk.
+    """
+    variants = sorted(resolved.variant_spellings)
+    if not variants or not hits:
+        return
+    ids = list(hits)
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT rowid, rank FROM chunk_text WHERE chunk_text MATCH ? AND rowid IN ({marks})",
+        [" OR ".join(f'"{v}"' for v in variants), *ids],
+    ).fetchall()
+    for chunk_id, rank in rows:
+        hits[chunk_id].score -= (1 - NUMBER_VARIANT_WEIGHT) * repeats * -rank
+
+
+def _note_filters(params: SearchParams, as_of_on_mtime: bool) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     args: list[Any] = []
     filters = params.filters
@@ -169,7 +226,7 @@ def _note_filters(params: SearchParams) -> tuple[str, list[Any]]:
     if filters.until is not None:
         clauses.append("n.mtime_ns <= ?")
         args.append(_ns(filters.until))
-    if params.as_of is not None:
+    if params.as_of is not None and as_of_on_mtime:
         clauses.append("n.mtime_ns <= ?")
         args.append(_ns(params.as_of))
     if filters.project is not None:
@@ -254,12 +311,14 @@ def _query_words(raw: str) -> set[str]:
     return {w for w in words if w}
 
 
-def _measure(hit: Hit, terms: set[str]) -> None:
+def _measure(hit: Hit, resolved: QueryTerms) -> None:
     record_terms = tokenize(hit.row["chunk_title"]) + tokenize(hit.row["chunk_body"])
     hit.length = len(record_terms)
-    for term in record_terms:
-        if term in terms:
-            hit.matched.add(term)
+    for token in record_terms:
+        stands_for = resolved.terms_spelled(token)
+        if stands_for:
+            hit.matched |= stands_for
+            hit.spelled.add(token)
             hit.occurrences += 1
 
 
@@ -270,7 +329,7 @@ def _coverage(hit: Hit, terms: set[str]) -> float:
 def _candidates(
     hits: list[Hit], terms: set[str], identifier_coverage: dict[int, float], context: SearchContext
 ) -> tuple[list[Candidate], int]:
-    live = {h.path: _live_lines(context, h.path, h.row["sha256"]) for h in hits}
+    live = {h.path: _note_lines(context, h.path, h.row["sha256"]) for h in hits}
     unverified = 0
     candidates = []
     for rank, hit in enumerate(hits, start=1):
@@ -283,7 +342,7 @@ def _candidates(
             unverified += 1
         else:
             body_from = row["start_line"] + 1 if row["heading"] else row["start_line"]
-            excerpt = matched_window(lines[body_from - 1 : row["end_line"]], hit.matched)
+            excerpt = matched_window(lines[body_from - 1 : row["end_line"]], hit.spelled)
             kind = ExcerptKind.matched
             if excerpt is None:
                 excerpt, kind = row["preview"] or None, ExcerptKind.preview
@@ -298,7 +357,7 @@ def _candidates(
             Candidate(
                 candidate_id=f"{hit.path}#c{row['ordinal']}",
                 source_record_id=hit.path,
-                locator=f"{context.source_id}:{hit.path}#L{row['start_line']}-L{row['end_line']}",
+                locator=context.locator(hit.path, row["start_line"], row["end_line"]),
                 record_type="document",
                 title=row["chunk_title"],
                 excerpt=excerpt,
@@ -312,7 +371,7 @@ def _candidates(
                 event_time=datetime.fromtimestamp(row["mtime_ns"] / 1e9, tz=UTC),
                 valid_from=front.get("valid_from"),
                 valid_to=front.get("valid_to"),
-                source_revision="file:" + row["sha256"][:12],
+                source_revision=f"git:{context.snapshot}" if context.snapshot else "file:" + row["sha256"][:12],
                 sensitivity=Sensitivity.internal,
                 metadata=_metadata(row, front, context.generation),
                 content_fingerprint=hashlib.sha256(
@@ -323,14 +382,10 @@ def _candidates(
     return candidates, unverified
 
 
-def _live_lines(context: SearchContext, path: str, sha256: str) -> list[str] | None:
-    """The note's lines, only if the file is byte-for-byte the revision that was indexed."""
-    try:
-        with open(os.path.join(context.root, path), "rb") as handle:
-            data = handle.read(context.settings.max_file_bytes + 1)
-    except OSError:
-        return None
-    if hashlib.sha256(data).hexdigest() != sha256:
+def _note_lines(context: SearchContext, path: str, sha256: str) -> list[str] | None:
+    """The note's lines, only if its bytes are exactly the revision that was indexed."""
+    data = context.read_note(path)
+    if data is None or hashlib.sha256(data).hexdigest() != sha256:
         return None
     return split_lines(data.decode("utf-8"))
 
@@ -386,11 +441,14 @@ def _attach_superseded_by(
     candidates: list[Candidate],
     source_id: str,
     as_of: datetime | None,
+    *,
+    as_of_on_mtime: bool = True,
 ) -> None:
     """Name the note that replaces a retrieved note, so it is withheld even when the
     query did not find its successor. Only successors that existed at ``as_of``
-    count, so asking about an earlier instant still shows what was current then;
-    a note replaced by two others is left for the broker to report, not guessed."""
+    count, so asking about an earlier instant still shows what was current then (in a
+    snapshot every note existed then; only its validity is checked); a note replaced by
+    two others is left for the broker to report, not guessed."""
     wanted = {(c.metadata or {}).get("path") for c in candidates} - {None}
     if not wanted:
         return
@@ -398,7 +456,9 @@ def _attach_superseded_by(
     for path, front_json, mtime_ns in conn.execute(
         "SELECT path, front, mtime_ns FROM notes WHERE has_supersedes = 1 ORDER BY path"
     ):
-        if as_of is not None and not _existed_at(json.loads(front_json), mtime_ns, as_of):
+        if as_of is not None and not _existed_at(
+            json.loads(front_json), mtime_ns if as_of_on_mtime else None, as_of
+        ):
             continue
         targets, _ = resolve_supersedes(conn, path, json.loads(front_json)["supersedes"])
         for target in targets:
@@ -413,8 +473,8 @@ def _attach_superseded_by(
             metadata["superseded_by_candidates"] = [f"{source_id}:{p}" for p in found]
 
 
-def _existed_at(front: dict[str, Any], mtime_ns: int, as_of: datetime) -> bool:
-    if mtime_ns > as_of.timestamp() * 1e9:
+def _existed_at(front: dict[str, Any], mtime_ns: int | None, as_of: datetime) -> bool:
+    if mtime_ns is not None and mtime_ns > as_of.timestamp() * 1e9:
         return False
     valid_from = front.get("valid_from")
     if not valid_from:

@@ -30,6 +30,7 @@ from adapters.notes.settings import NotesSettings
 from adapters.notes.store import SCHEMA, Store
 
 RACY_WINDOW_NS = 2_000_000_000
+UNADDRESSABLE = "path contains '#', which a locator cannot name"
 CHECKPOINT_AFTER = 200
 _BATCH = 500
 
@@ -90,6 +91,48 @@ def sync(
     return report
 
 
+@dataclass(frozen=True)
+class NoteBytes:
+    """A note read from somewhere other than the folder (a commit's tree)."""
+
+    path: str
+    stat: FileStat
+    data: bytes | None  # None when the note is larger than max_file_bytes and was not read
+
+
+def index_notes(
+    store: Store,
+    settings: NotesSettings,
+    notes: Iterable[NoteBytes],
+    unaddressable: Iterable[str],
+    meta: dict[str, str],
+) -> SyncReport:
+    """Index ``notes`` into an empty store in one transaction, then record ``meta`` with it."""
+    started = time.perf_counter()
+    now_ns = time.time_ns()
+    report = SyncReport(full=True)
+    with store.transaction() as conn:
+        updater = _Updater(conn, "", settings, now_ns, False, report)
+        for rel in unaddressable:
+            updater.fail(rel, FileStat(0, 0), UNADDRESSABLE)
+        for note in notes:
+            report.files_scanned += 1
+            if note.data is None:
+                updater.fail(note.path, note.stat, _oversize(note.stat.size, settings))
+            else:
+                report.files_read += 1
+                updater.take(note.path, note.stat, note.data, None, False)
+        updater.finish()
+        _advance_generation(conn, settings, now_ns)
+        conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
+    report.elapsed_ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+def _oversize(size: int, settings: NotesSettings) -> str:
+    return f"larger than max_file_bytes ({size} > {settings.max_file_bytes} bytes)"
+
+
 def _stat_paths(root: str, paths: Iterable[str]) -> ScanResult:
     result = ScanResult()
     for rel in paths:
@@ -139,7 +182,7 @@ class _Updater:
             known, failed = {}, {}
             self.report.changed = True
         for rel in found.unaddressable:
-            self._fail(rel, FileStat(0, 0), "path contains '#', which a locator cannot name", failed)
+            self.fail(rel, FileStat(0, 0), UNADDRESSABLE)
         for rel, stat in found.files.items():
             note = known.get(rel)
             if note is not None and _trusted(note[1], note[2], note[3], stat):
@@ -156,8 +199,11 @@ class _Updater:
             conn.executemany("DELETE FROM failures WHERE path = ?", [(f,) for f in gone_failures])
             self.report.files_removed = len(gone) + len(gone_failures)
             self.report.changed |= bool(gone or gone_failures)
+        self.finish()
+
+    def finish(self) -> None:
         self._flush()
-        self.report.files_failed = conn.execute("SELECT count(*) FROM failures").fetchone()[0]
+        self.report.files_failed = self.conn.execute("SELECT count(*) FROM failures").fetchone()[0]
 
     def _known_notes(self, where: str, args: list[str]) -> dict[str, tuple[int, int, int, int]]:
         sql = f"SELECT path, id, size, mtime_ns, checked_ns FROM notes {where}"
@@ -176,7 +222,7 @@ class _Updater:
     ) -> None:
         limit = self.settings.max_file_bytes
         if stat.size > limit:
-            self._replace_with_failure(rel, stat, note, f"larger than max_file_bytes ({stat.size} > {limit} bytes)")
+            self._replace_with_failure(rel, stat, note, _oversize(stat.size, self.settings))
             return
         try:
             with open(os.path.join(self.root, rel), "rb") as handle:
@@ -185,6 +231,18 @@ class _Updater:
             self._replace_with_failure(rel, stat, note, f"unreadable: {exc.strerror or exc}")
             return
         self.report.files_read += 1
+        self.take(rel, stat, data, note, was_failed)
+
+    def take(
+        self,
+        rel: str,
+        stat: FileStat,
+        data: bytes,
+        note: tuple[int, int, int, int] | None,
+        was_failed: bool,
+    ) -> None:
+        """Index the bytes of one note (replacing ``note``), or record why they cannot be."""
+        limit = self.settings.max_file_bytes
         if len(data) > limit:
             self._replace_with_failure(rel, stat, note, f"larger than max_file_bytes (> {limit} bytes)")
             return
@@ -220,9 +278,9 @@ class _Updater:
     ) -> None:
         if note is not None:
             self._remove(note[0])
-        self._fail(rel, stat, reason, {})
+        self.fail(rel, stat, reason)
 
-    def _fail(self, rel: str, stat: FileStat, reason: str, failed: dict[str, tuple[int, int, int]]) -> None:
+    def fail(self, rel: str, stat: FileStat, reason: str) -> None:
         previous = self.conn.execute("SELECT reason FROM failures WHERE path = ?", (rel,)).fetchone()
         self.conn.execute(
             "INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?)",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker.contracts import QueryResponse, Result, SourceSummary
+from broker.contracts import QueryResponse, Result, SourceSummary, Verdict
 from broker.render.encode import json_document
 from broker.render.ledger import response_summary
 
@@ -38,7 +38,18 @@ def project_result(rank: int, result: Result) -> dict[str, Any]:
         projected["corroboration"] = units
     if result.verdict is not None:
         projected["verdict"] = str(result.verdict)
+        successor = superseded_by(result)
+        if successor:
+            projected["superseded_by"] = successor
     return projected
+
+
+def superseded_by(result: Result) -> str | None:
+    """The successor's locator of a result shown (``include_stale``) although superseded."""
+    temporal = result.explanation.temporal
+    if result.verdict != Verdict.superseded or temporal is None:
+        return None
+    return temporal.superseded_by
 
 
 def summary_json(summary: SourceSummary) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from broker.contracts import (
 from broker.errors import ExpandError
 from broker.render.encode import json_document
 from broker.render.ledger import degraded_entries
+from broker.render.pointer import superseded_by
 from broker.render.text import one_line
 
 FAILED_NOTE = (
@@ -53,6 +54,9 @@ def result_text(rank: int, result: Result) -> str:
         facts += f" corroborated_by={units}"
     if result.verdict is not None and result.verdict != Verdict.current:
         facts += f" verdict={result.verdict}"
+        successor = superseded_by(result)
+        if successor:
+            facts += f" superseded_by={successor}"
     text = f"{head}\n{facts}\n"
     if primary.excerpt:
         text += f"   {one_line(primary.excerpt)}\n"
@@ -75,16 +79,28 @@ def query_text(response: QueryResponse) -> str:
             "Degraded coverage — these sources could not answer: "
             f"{', '.join(degraded)}. Any answer drawn from this is partial."
         )
-    for s in response.suppressed:
-        successor = (
-            f" (successor {s.successor})"
-            if s.reason == SuppressionReason.superseded and s.successor
-            else ""
-        )
-        lines.append(f"Withheld {s.count} result(s): {s.reason}{successor}.")
+    lines += withheld_lines(response)
     text = "\n".join(lines) + "\n"
     text += "".join(result_text(rank, r) for rank, r in enumerate(response.results, 1))
     return text.rstrip("\n")
+
+
+def withheld_lines(response: QueryResponse) -> list[str]:
+    """One line per suppression reason, counts summed, successors of superseded records named."""
+    counts: dict[SuppressionReason, int] = {}
+    successors: dict[str, None] = {}
+    for s in response.suppressed:
+        counts[s.reason] = counts.get(s.reason, 0) + s.count
+        if s.reason == SuppressionReason.superseded and s.successor:
+            successors[s.successor] = None
+    lines = []
+    for reason, count in counts.items():
+        named = ""
+        if reason == SuppressionReason.superseded and successors:
+            label = "successor" if len(successors) == 1 else "successors"
+            named = f" ({label} {', '.join(successors)})"
+        lines.append(f"Withheld {count} result(s): {reason}{named}.")
+    return lines
 
 
 def expand_text(locator: str, response: ExpandResponse) -> str:

@@ -30,6 +30,8 @@ from broker import __version__
 from broker.config import Config
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
+    MAX_LATENCY_MS,
+    MAX_LIMIT,
     Budget,
     DetailLevel,
     ExpandRequest,
@@ -75,7 +77,7 @@ class Arguments(BaseModel):
 
 class QueryArguments(Arguments):
     query: str = Field(min_length=1)
-    limit: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1, le=MAX_LIMIT)
     sources: list[str] | None = None
     record_types: list[str] | None = None
     project: str | None = None
@@ -84,7 +86,7 @@ class QueryArguments(Arguments):
     until: datetime | None = None
     as_of: datetime | None = None
     budget_tokens: int = Field(default=DEFAULT_RESPONSE_TOKENS, ge=1)
-    budget_ms: int | None = Field(default=None, ge=1)
+    budget_ms: int | None = Field(default=None, ge=1, le=MAX_LATENCY_MS)
     explain: bool = False
     mode: Literal["explicit", "pre_reply"] = "explicit"
     suppress_lineages: list[str] | None = None
@@ -143,7 +145,8 @@ TOOLS = [
         input_schema=_object(
             {
                 "query": {"type": "string", "minLength": 1, "description": "the question"},
-                "limit": {"type": "integer", "minimum": 1, "description": "most results"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                          "description": "most results"},
                 "sources": {**_STRINGS, "description": "only these source ids"},
                 "record_types": {**_STRINGS, "description": "only these record types"},
                 "project": {"type": "string"},
@@ -152,7 +155,8 @@ TOOLS = [
                 "until": _TIME,
                 "as_of": {**_TIME, "description": "answer as of this instant"},
                 "budget_tokens": {"type": "integer", "minimum": 1, "default": DEFAULT_RESPONSE_TOKENS},
-                "budget_ms": {"type": "integer", "minimum": 1, "description": "latency budget"},
+                "budget_ms": {"type": "integer", "minimum": 1, "maximum": MAX_LATENCY_MS,
+                              "description": "latency budget in milliseconds"},
                 "explain": {"type": "boolean", "description": "full response with score arithmetic"},
                 "mode": {"type": "string", "enum": ["explicit", "pre_reply"], "default": "explicit"},
                 "suppress_lineages": {

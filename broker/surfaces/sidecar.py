@@ -22,6 +22,7 @@ from broker import __version__
 from broker.config import Config
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
+    MAX_LIMIT,
     Budget,
     Coverage,
     DetailLevel,
@@ -337,6 +338,7 @@ class Plugin:
         profile, scope = self.selection(config, params.get("filters"))
         limit = params.get("limit")
         limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 0
+        limit = min(limit, MAX_LIMIT)
         request = QueryRequest(
             query=query,
             profile=profile,

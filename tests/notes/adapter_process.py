@@ -23,14 +23,14 @@ class RpcFailure(Exception):
 class NotesProcess:
     """One adapter process. ``call`` sends a request and returns its result or raises."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "adapters.notes"],
             cwd=REPO,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
+            env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
         )
         self._next_id = 0
         self.manifest: dict[str, Any] = {}

@@ -47,16 +47,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def build_request(args: argparse.Namespace):  # -> QueryRequest
-    from broker.contracts import Budget, QueryRequest, Scope, Surface
+    from broker.contracts import MAX_LATENCY_MS, MAX_LIMIT, Budget, QueryRequest, Scope, Surface
     from broker.errors import UsageError
 
     text = " ".join(args.text).strip()
     if not text:
         raise UsageError("query: the question is empty; usage: recall query TEXT")
-    if args.limit < 0:
-        raise UsageError("--limit must be 0 or more")
-    if args.budget_ms < 0:
-        raise UsageError("--budget-ms must be 0 or more")
+    if not 0 <= args.limit <= MAX_LIMIT:
+        raise UsageError(f"--limit must be between 0 and {MAX_LIMIT} (0: the profile's max_results)")
+    if not 0 <= args.budget_ms <= MAX_LATENCY_MS:
+        raise UsageError(f"--budget-ms must be between 0 and {MAX_LATENCY_MS} (0: 5000)")
     if args.budget_tokens == 0 or args.budget_tokens < -1:
         raise UsageError("--budget-tokens must be positive, or -1 for unbounded")
     surface = {

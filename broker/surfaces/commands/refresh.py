@@ -70,7 +70,9 @@ class _Progress:
             self._running[source_id] = time.monotonic()
         else:
             started = self._running.pop(source_id, time.monotonic())
-            self._status.console.print(f"  {source_id} done in {time.monotonic() - started:.1f}s")
+            self._status.console.print(
+                f"  {source_id} {event} in {time.monotonic() - started:.1f}s", highlight=False
+            )
         names = ", ".join(self._running) or "finishing"
         self._status.update(f"refreshing {names}")
 
