@@ -17,8 +17,6 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from adapter_sdk.protocol import (
     AsOfSupport,
     Capability,
@@ -34,6 +32,7 @@ from adapter_sdk.protocol import (
     SearchOutcome,
     Sensitivity,
 )
+from adapter_sdk.wire import Field, WireModel
 from broker.vocabulary import (
     CORROBORATION_CAP,
     DEFAULT_EXPAND_BUDGET_BYTES,
@@ -108,8 +107,8 @@ __all__ = [
 # Request
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+class Model(WireModel):
+    """Base of the broker's models: validated on construction, unknown fields refused."""
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

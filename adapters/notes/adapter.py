@@ -65,6 +65,7 @@ ADAPTER_ID = "recall-notes/1"
 INDEX_FILE = "notes-index.sqlite3"
 MAX_CONCURRENCY = 4
 SAMPLE = 5
+WORK_TREE_KEY = "git_work_tree"
 T = TypeVar("T")
 
 
@@ -111,10 +112,9 @@ class NotesAdapter(Adapter):
         # the first handshake builds the index; later ones leave the re-check to the search
         if self._unavailable_reason() is None and not self.store.meta("generation"):
             self._recovering(lambda: self._sync(full=False))
-        if _in_git_work_tree(self.root):
-            from adapters.notes.gitrepo import find_repo
-
-            self.repo, self.snapshot_unavailable = find_repo(self.root)
+        marker = _git_marker(self.root) if self._unavailable_reason() is None else None
+        if marker is not None:
+            self.repo, self.snapshot_unavailable = self._work_tree(marker)
         return Manifest(
             protocol_version=1,
             adapter_id=ADAPTER_ID,
@@ -419,6 +419,25 @@ class NotesAdapter(Adapter):
             raise RpcError(ErrorCode.invalid_request, "recall/initialize has not completed")
         return self.store
 
+    def _work_tree(self, marker: str) -> tuple[GitRepo | None, str | None]:
+        """The git work tree holding the folder, as git reported it when ``marker`` (the
+        ``.git`` entry found above the folder) was last seen; git is asked only when the
+        marker changed, which keeps a subprocess off every handshake."""
+        from adapters.notes.gitrepo import GitRepo, find_repo, git_on_path
+
+        if not git_on_path():
+            return None, "the notes folder is in a git repository but the git program is not on PATH"
+        store = self._store()
+        cached = json.loads(store.meta(WORK_TREE_KEY) or "{}")
+        if cached.get("marker") == marker:
+            return GitRepo(cached["toplevel"], cached["prefix"]), None
+        repo, reason = find_repo(self.root)
+        if repo is not None:
+            store.set_meta(
+                WORK_TREE_KEY, json.dumps({"marker": marker, "toplevel": repo.toplevel, "prefix": repo.prefix})
+            )
+        return repo, reason
+
     def _snapshot_indexes(self, repo: GitRepo) -> Snapshots:
         if self._snapshots is None:
             from adapters.notes.snapshot import Snapshots
@@ -485,13 +504,14 @@ def _section_heading(
     return str(chunk[0]), str(chunk[1])
 
 
-def _in_git_work_tree(root: str) -> bool:
-    """Whether ``root`` or a folder above it holds ``.git`` (git itself then decides)."""
+def _git_marker(root: str) -> str | None:
+    """The ``.git`` entry in ``root`` or the nearest folder above it; git itself then decides."""
     current = os.path.realpath(root)
     while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return True
+        marker = os.path.join(current, ".git")
+        if os.path.exists(marker):
+            return marker
         parent = os.path.dirname(current)
         if parent == current:
-            return False
+            return None
         current = parent

@@ -3,16 +3,19 @@
 Only read-only plumbing is run (rev-parse, rev-list, ls-tree, cat-file, log),
 always as ``git -C <top level>``, with the environment's repository-locating
 variables (``GIT_DIR`` and kin) removed so the folder's own repository is the
-one read. Imported only when a folder sits in a git work tree.
+one read. Imported only when a folder sits in a git work tree; ``subprocess``
+only when git is actually run.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 GIT_TIMEOUT_S = 120
 _LOCATING_VARIABLES = (
@@ -126,9 +129,18 @@ class GitRepo:
         return result
 
 
+def git_on_path() -> bool:
+    return any(
+        os.access(os.path.join(directory, "git"), os.X_OK)
+        for directory in os.environ.get("PATH", "").split(os.pathsep)
+        if directory
+    )
+
+
 def find_repo(root: str) -> tuple[GitRepo | None, str | None]:
-    """The work tree holding ``root``, or why none can be used (None, None: not in one)."""
-    if shutil.which("git") is None:
+    """The work tree holding ``root`` as git reports it, or why it cannot be used
+    (None, None: git says it is not in one)."""
+    if not git_on_path():
         return None, "the notes folder is in a git repository but the git program is not on PATH"
     try:
         result = _git(root, "rev-parse", "--show-toplevel", "--show-prefix")
@@ -144,6 +156,8 @@ def find_repo(root: str) -> tuple[GitRepo | None, str | None]:
 
 
 def _git(cwd: str, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    import subprocess
+
     env = {k: v for k, v in os.environ.items() if k not in _LOCATING_VARIABLES}
     try:
         return subprocess.run(

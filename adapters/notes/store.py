@@ -160,5 +160,9 @@ class Store:
         row = self.conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
+    def set_meta(self, key: str, value: str) -> None:
+        with self.write_lock:
+            self.conn().execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
     def close(self) -> None:
         self._close_local()

@@ -31,7 +31,6 @@ import asyncio
 from enum import StrEnum
 
 import anyio
-from pydantic import ValidationError
 
 from adapter_sdk.protocol import ErrorCode, RpcError, SearchOutcome, WireValidationError
 
@@ -128,7 +127,7 @@ def classify(exc: BaseException, source_id: str | None = None) -> AdapterFailure
             FailureReason.unreachable,
             f"{where}adapter unreachable ({type(exc).__name__}: {exc})",
         )
-    if isinstance(exc, WireValidationError | ValidationError):
+    if isinstance(exc, WireValidationError):
         return AdapterFailure(
             SearchOutcome.failed, FailureReason.adapter_error, f"{where}{validation_summary(exc)}"
         )
@@ -146,7 +145,7 @@ def _is_cancellation(exc: BaseException) -> bool:
         return False
 
 
-def validation_summary(exc: WireValidationError | ValidationError) -> str:
+def validation_summary(exc: WireValidationError) -> str:
     """Name the offending fields, e.g. ``candidates.0.local_rank: Input should be ...``."""
     parts = []
     for error in exc.errors()[:3]:

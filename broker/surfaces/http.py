@@ -25,7 +25,6 @@ from typing import Any
 
 import anyio
 import orjson
-from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -34,6 +33,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from adapter_sdk.wire import WireValidationError
 from broker import __version__
 from broker.config import Config
 from broker.contracts import (
@@ -251,7 +251,7 @@ async def read_object(request: Request) -> dict[str, Any]:
     return value
 
 
-def validation_message(exc: ValidationError) -> str:
+def validation_message(exc: WireValidationError) -> str:
     parts = []
     for error in exc.errors()[:5]:
         where = ".".join(str(p) for p in error["loc"]) or "body"
@@ -262,7 +262,7 @@ def validation_message(exc: ValidationError) -> str:
 def parse(model: type, body: dict[str, Any]) -> Any:
     try:
         return model.model_validate(body)  # type: ignore[attr-defined]
-    except ValidationError as exc:
+    except WireValidationError as exc:
         raise Problem(400, "bad_request", validation_message(exc)) from None
 
 

@@ -47,9 +47,13 @@ def test_degraded_line_follows_the_outcome_line() -> None:
     ]
 
 
-def test_a_stale_result_is_marked_with_its_verdict_on_the_pointer_line() -> None:
+def test_a_stale_result_is_marked_with_its_verdict_and_successor_on_the_pointer_line() -> None:
     text = render_query(fixtures.stale_shown(), explain=False)
-    assert "2. notes:decisions/backups.md#L12-L20  stale superseded\n" in text
+    assert (
+        "2. notes:decisions/backups.md#L12-L20  stale superseded by "
+        "notes:decisions/backups-2026.md#L1-L8\n"
+    ) in text
+    assert "3. events:belief/backup.retention#ev-9  stale expired\n" in text
 
 
 def test_a_superseded_suppression_names_its_successor() -> None:
