@@ -220,12 +220,13 @@ class _Session:
         deadline = getattr(params, "deadline", None)
         if method in DEADLINE_METHODS and (deadline is None or deadline < _NO_DEADLINE_BEFORE):
             raise RpcError(ErrorCode.invalid_params, "request carries no deadline")
-        handler = {
+        handlers: dict[str, Callable[..., Any]] = {
             Method.search: self.adapter.search,
             Method.expand: self.adapter.expand,
             Method.health: self.adapter.health,
             Method.refresh: self.adapter.refresh,
-        }[Method(method)]
+        }
+        handler = handlers[method]
 
         if deadline is not None:
             remaining = (deadline - datetime.now(UTC)).total_seconds()
