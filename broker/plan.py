@@ -44,7 +44,7 @@ from broker.contracts import (
     SkipReason,
     TimeoutBudget,
 )
-from broker.errors import PlanError, UnsatisfiableScope
+from broker.errors import PlanError, UnsatisfiableScope, UsageError
 from broker.supervise import AdapterClient, AdapterFailure, AdapterSpec, Supervisor
 
 HANDSHAKE_LIMIT = timedelta(seconds=10)
@@ -162,6 +162,12 @@ async def plan_query(
         raise PlanError(
             f"profile {profile.name} has no sources to ask; configure one with "
             "'recall init --notes DIR' or add [[sources]] to the configuration"
+        )
+    scope = request.scope
+    if scope.since is not None and scope.until is not None and scope.since > scope.until:
+        raise UsageError(
+            f"scope: since {scope.since.isoformat()} is after until {scope.until.isoformat()}; "
+            "nothing could match, so the range is refused rather than answered as empty"
         )
     defaults = config.defaults
     budget_ms = request.budget.latency_ms if request.budget.latency_ms > 0 else DEFAULT_LATENCY_MS

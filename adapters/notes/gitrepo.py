@@ -10,9 +10,8 @@ only when git is actually run.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import subprocess
@@ -35,20 +34,19 @@ class GitError(Exception):
     """A git command failed; the message names the command and what git said."""
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):
     path: str  # relative to the notes folder
     oid: str
     size: int
 
 
-@dataclass(frozen=True)
 class GitRepo:
     """The work tree holding a notes folder; ``prefix`` is the folder's path inside it
-    (``""`` or ending in ``/``)."""
+    (``""`` or ending in ``/``). A plain class: it is built on every handshake."""
 
-    toplevel: str
-    prefix: str
+    def __init__(self, toplevel: str, prefix: str) -> None:
+        self.toplevel = toplevel
+        self.prefix = prefix
 
     def commit_at(self, instant: datetime) -> str | None:
         """The last commit on HEAD's history committed at or before ``instant``; None

@@ -74,7 +74,7 @@ def dispatch(argv: list[str]) -> int:
     parser = Parser(
         prog=f"recall {name}",
         description=getattr(module, "DESCRIPTION", module.HELP),
-        epilog=EXIT_CODES,
+        epilog=getattr(module, "EXIT_CODES", EXIT_CODES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     module.configure(parser)

@@ -3,6 +3,9 @@
 Queries post the complete tier but declare the caller's own surface, so the
 server shapes the response exactly as the in-process broker would and the CLI
 prints the same thing. HTTP errors come back as the same error types.
+
+The client is the standard library's ``http.client`` in a worker thread: it
+imports in a few milliseconds, which is the point of asking a warm server.
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any
 
-import httpx
+import anyio.to_thread
+import orjson
 
 from broker.contracts import (
     ExpandRequest,
@@ -40,14 +44,9 @@ class RemoteBroker:
             raise UsageError(f"--server {url!r}: expected a URL such as http://127.0.0.1:8765")
         self.url = url.rstrip("/")
         self.profile = profile
-        headers = {"Accept": "application/json"}
+        self._headers = {"Accept": "application/json"}
         if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self._http = httpx.AsyncClient(
-            base_url=self.url,
-            headers=headers,
-            timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
-        )
+            self._headers["Authorization"] = f"Bearer {token}"
 
     async def __aenter__(self) -> RemoteBroker:
         return self
@@ -58,7 +57,7 @@ class RemoteBroker:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self._http.aclose()
+        return None
 
     async def query(self, request: QueryRequest) -> QueryResponse:
         body = request.to_json()
@@ -91,18 +90,47 @@ class RemoteBroker:
         params: dict[str, str] | None = None,
     ) -> Any:
         try:
-            reply = await self._http.request(method, path, json=body, params=params)
-        except httpx.HTTPError as exc:
+            status, raw = await anyio.to_thread.run_sync(self._exchange, method, path, body, params)
+        except OSError as exc:
             raise RecallError(f"cannot reach recall server at {self.url}: {exc}") from None
         try:
-            data = reply.json()
-        except ValueError:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
             raise RecallError(
-                f"server {self.url} answered {path} with HTTP {reply.status_code} and no JSON body"
+                f"server {self.url} answered {path} with HTTP {status} and no JSON body"
             ) from None
-        if reply.status_code in ok and not (isinstance(data, dict) and "error" in data):
+        if status in ok and not (isinstance(data, dict) and "error" in data):
             return data
-        raise remote_error(reply.status_code, data, self.url)
+        raise remote_error(status, data, self.url)
+
+    def _exchange(
+        self, method: str, path: str, body: dict[str, Any] | None, params: dict[str, str] | None
+    ) -> tuple[int, bytes]:
+        import http.client
+        from urllib.parse import urlencode, urlsplit
+
+        parts = urlsplit(self.url)
+        connection_type = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        connection = connection_type(parts.hostname or "", parts.port, timeout=CONNECT_TIMEOUT)
+        target = parts.path.rstrip("/") + path + (f"?{urlencode(params)}" if params else "")
+        headers = dict(self._headers)
+        payload = None
+        if body is not None:
+            payload = orjson.dumps(body)
+            headers["Content-Type"] = "application/json"
+        try:
+            connection.connect()
+            if connection.sock is not None:
+                connection.sock.settimeout(READ_TIMEOUT)
+            connection.request(method, target, body=payload, headers=headers)
+            reply = connection.getresponse()
+            return reply.status, reply.read()
+        except http.client.HTTPException as exc:
+            raise OSError(f"{type(exc).__name__}: {exc}") from None
+        finally:
+            connection.close()
 
 
 def remote_error(status: int, data: Any, url: str) -> RecallError:

@@ -248,3 +248,20 @@ def test_without_git_a_work_tree_falls_back_to_filtering(history: History, tmp_p
         assert "runbooks/backup.md" in sources(result)  # the uncommitted text: no snapshot to ask
     finally:
         proc.close()
+
+
+def test_repository_created_later_is_found_at_the_next_handshake(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    write_note(root, "a.md", "# A\n\nkestrel sighting\n", mtime=None)
+    work = tmp_path / "work"
+    manifests = []
+    for step in range(2):
+        if step == 1:
+            git(root, "init", "-q")
+            commit_all(root, "one", FIRST_AT)
+        proc = NotesProcess()
+        try:
+            manifests.append(proc.initialize(str(root), str(work))["as_of_support"])
+        finally:
+            proc.close()
+    assert manifests == ["filter", "snapshot"]

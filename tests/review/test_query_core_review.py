@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from broker.app import open_broker
 from broker.config import load_config
-from broker.contracts import Budget, Coverage, QueryRequest, SkipReason
+from broker.contracts import Budget, Coverage, QueryRequest, Scope, SkipReason
 from broker.errors import UsageError
 from broker.surfaces.mcp import Tools
 
@@ -49,3 +51,11 @@ async def test_a_warm_adapter_answers_after_a_budget_was_spent_starting_it(home)
         response = await broker.query(QueryRequest(query="restore"))
     assert [r.primary.locator for r in response.results] == ["kb:restore"]
     assert response.coverage == Coverage.complete
+
+
+async def test_a_time_range_ending_before_it_starts_is_refused_not_answered_as_empty(home):
+    home(kb={"records": [RESTORE]})
+    scope = Scope(since=datetime(2024, 1, 1, tzinfo=UTC), until=datetime(2023, 1, 1, tzinfo=UTC))
+    async with open_broker(load_config()) as broker:
+        with pytest.raises(UsageError, match="since .* is after until"):
+            await broker.query(QueryRequest(query="restore", scope=scope))

@@ -19,6 +19,10 @@ DESCRIPTION = """Read the evidence behind a locator printed by 'recall query'.
 Stateless: the locator names its source ('notes:runbooks/restore.md#L3-L9'), the
 source is asked again, and the profile's sensitivity ceiling is checked again.
 Exit 4 when the locator cannot be expanded (unknown source, denied, expired)."""
+EXIT_CODES = """exit codes:
+  0  the evidence was read
+  1  error: bad usage (a malformed locator included) or configuration
+  4  the locator could not be expanded: unknown source, denied, expired, unreachable"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

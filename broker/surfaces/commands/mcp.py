@@ -11,6 +11,9 @@ DESCRIPTION = """Serve recall_query, recall_expand, recall_refresh and recall_so
 
 Meant to be started by an agent host. Standard output carries protocol frames
 only; diagnostics go to standard error. Adapters stay warm until stdin closes."""
+EXIT_CODES = """exit codes:
+  0  the host closed standard input
+  1  error: bad usage or configuration"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

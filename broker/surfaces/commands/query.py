@@ -21,6 +21,12 @@ Each result is a pointer: a locator you can pass to 'recall expand', a title and
 when the source can claim one, an excerpt marked '>' (the matched text) or '~' (a
 preview). The outcome line says whether the sources answered, abstained or failed,
 and whether coverage was complete."""
+EXIT_CODES = """exit codes (the most severe wins):
+  0  answered
+  1  error: bad usage, configuration or request; no claim about the sources
+  2  abstained: nothing matched and the sources answered
+  3  degraded: some eligible source could not answer
+  4  failed: every source asked failed"""
 
 SCOPE_KEYS = {"source": "source_ids", "type": "record_types", "entity": "entities",
               "project": "project", "since": "since", "until": "until"}

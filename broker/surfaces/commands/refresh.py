@@ -20,6 +20,11 @@ DESCRIPTION = """Refresh the indexes of the profile's sources (or one --source).
 Indexed sources re-check their files and re-read only what changed; --full
 rebuilds from scratch. A refresh is not bound by the query timeout, so a large
 first build finishes. Progress is shown on a terminal."""
+EXIT_CODES = """exit codes:
+  0  refreshed; sources that keep no index are listed as skipped
+  1  error: bad usage or configuration
+  3  degraded: some source failed to refresh or is unhealthy afterwards
+  4  failed: no source was refreshed (also when none keeps an index)"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -16,6 +16,9 @@ entry, {"id": "recall", "command": ["recall", "sidecar-plugin"]}. One JSON
 object is read from standard input and one JSON object is written to standard
 output; diagnostics go to standard error. Typed failures exit 0 like answers;
 a non-zero exit means the response could not be written."""
+EXIT_CODES = """exit codes:
+  0  a response was written (typed failures included)
+  1  bad usage, or the response could not be written"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

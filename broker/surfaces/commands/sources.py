@@ -14,6 +14,13 @@ from broker.surfaces.commands._common import (
 )
 
 HELP = "list configured sources with their health"
+DESCRIPTION = """List every configured source with its settings and, for those this profile may
+search (enabled, in the profile, under its sensitivity ceiling), a live health
+probe: status, index coverage, watermark and generation."""
+EXIT_CODES = """exit codes:
+  0  every probed source is usable
+  1  error: bad usage or configuration
+  3  some probed source errored, reported no health or is unusable"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

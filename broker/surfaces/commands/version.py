@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 
 HELP = "print the version"
+EXIT_CODES = """exit codes:
+  0  printed
+  1  bad usage"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

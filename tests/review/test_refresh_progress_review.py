@@ -1,0 +1,25 @@
+"""Refresh progress says how each source ended, not merely that it did."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.app import open_broker
+from broker.config import load_config
+from broker.contracts import RefreshRequest
+
+
+@pytest.mark.anyio
+async def test_refresh_progress_reports_each_sources_status_and_reason(home):
+    home(kb={"records": []})
+    events: list[tuple[str, str]] = []
+    async with open_broker(load_config()) as broker:
+        await broker.refresh(RefreshRequest(), lambda source_id, event: events.append((source_id, event)))
+    assert events == [("kb", "started"), ("kb", "skipped (checkpoint_unsupported)")]
+
+
+def test_refresh_prints_no_progress_when_stderr_is_not_a_terminal(home):
+    user = home(kb={"records": []})
+    run = user.recall("refresh")
+    assert run.stderr == ""
+    assert "source kb  status skipped  reason checkpoint_unsupported" in run.stdout
