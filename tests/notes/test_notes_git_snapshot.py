@@ -210,12 +210,13 @@ def test_old_snapshot_indexes_are_pruned(tmp_path: Path) -> None:
     proc = NotesProcess()
     try:
         proc.initialize(str(repo), str(work))
-        for instant in instants:
-            assert proc.search("watermelon", as_of=instant)["candidates"]
+        locators = [proc.search("watermelon", as_of=instant)["candidates"][0]["locator"] for instant in instants]
         assert proc.health()["diagnostics"]["snapshot_indexes"] == 4
+        assert len(list((work / "snapshots").glob("*.sqlite3"))) == 4
+        # a pruned snapshot is rebuilt from git when its locator is expanded
+        assert "watermelon month 1" in proc.expand(locators[0], "full")["content"]
     finally:
         proc.close()
-    assert len(list((work / "snapshots").glob("*.sqlite3"))) == 4
 
 
 def test_folder_at_the_top_of_the_work_tree_is_snapshotted(tmp_path: Path) -> None:
@@ -265,3 +266,22 @@ def test_repository_created_later_is_found_at_the_next_handshake(tmp_path: Path)
         finally:
             proc.close()
     assert manifests == ["filter", "snapshot"]
+
+
+def test_committed_note_over_the_size_limit_makes_the_snapshot_partial(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write_note(repo, "small.md", "# Small\n\nkestrel\n", mtime=None)
+    write_note(repo, "big.md", "# Big\n\n" + "kestrel " * 200, mtime=None)
+    commit_all(repo, "one", FIRST_AT)
+    proc = NotesProcess()
+    try:
+        proc.initialize(str(repo), str(tmp_path / "work"), {"max_file_bytes": 512})
+        result = proc.search("kestrel", as_of=BETWEEN)
+        assert result["outcome"] == "partial"
+        assert result["diagnostics"]["failed_count"] == 1
+        assert sources(result) == {"small.md"}
+        assert all("confirmed_at" not in c for c in result["candidates"])
+    finally:
+        proc.close()

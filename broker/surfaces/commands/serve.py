@@ -111,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit this: a response written as headers then body
+    # must not wait for a delayed acknowledgement (about 40 ms on keep-alive).
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         listener.bind((host, port))
     except OSError as exc:
