@@ -96,9 +96,15 @@ def log(message: str) -> None:
 
 
 def run(adapter: Adapter) -> None:
-    """Serve ``adapter`` on stdin/stdout until shutdown or end of input, then exit 0."""
+    """Serve ``adapter`` on stdin/stdout until shutdown or end of input, then exit 0.
+
+    The process exits at once: a handler thread abandoned by a cancel may still
+    be running, and waiting for it would only make the broker wait too.
+    """
     anyio.run(serve, adapter)
-    sys.exit(0)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 async def serve(

@@ -259,6 +259,7 @@ class AdapterProcess:
                 first_wait = term_grace if shutdown else term_grace / 4
                 if await self.exit_status(first_wait) is None:
                     self._signal_group(signal.SIGTERM)
+                    self._signal_group(signal.SIGCONT)  # a stopped process only sees SIGTERM once continued
                     if await self.exit_status(term_grace) is None:
                         self._signal_group(signal.SIGKILL)
                         await self.exit_status(term_grace)
