@@ -176,8 +176,6 @@ class NotesAdapter(Adapter):
             source_watermark=store.meta("watermark") or None,
         )
 
-    # -- expand --------------------------------------------------------------------------
-
     def _search_snapshot(self, params: SearchParams, as_of: datetime, repo: GitRepo) -> SearchResult:
         from adapters.notes.gitrepo import GitError
         from adapters.notes.snapshot import snapshot_diagnostics
