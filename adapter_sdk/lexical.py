@@ -1,16 +1,30 @@
 """The shared tokenizer and query analysis every adapter uses.
 
 Tokens are runs of Unicode letters and digits, lowercased; everything else
-separates. Tokens longer than 64 characters are dropped. No stemming.
-A natural-language question loses its English function words (unless the
-question is nothing but function words), so scaffolding such as "what did we"
-cannot manufacture matches; numbers and identifiers are always kept.
+separates. Tokens longer than 64 characters are dropped. A natural-language
+question loses its English function words (unless the question is nothing but
+function words), so scaffolding such as "what did we" cannot manufacture
+matches; numbers and identifiers are always kept.
+
+Whether two spellings are one term is a *term key*: a function every token of
+the question and of a record is reduced by before they are compared.
+``exact`` keeps tokens as they are; ``stemmed`` folds diacritics and takes the
+Porter stem, which is what an FTS5 index declared with ``STEMMED_FTS5_TOKENIZER``
+stores, so "backups", "backup" and "backed up" meet at "backup". An adapter
+searching such an index measures relevance with ``stemmed`` (``term_keys`` and
+``adapter_sdk.relevance.lexical_relevance(..., key=stemmed)``), so a term
+counts as matched exactly when the index matched it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
+
+from adapter_sdk.porter import stem
 
 MAX_TOKEN_CHARS = 64
 
@@ -87,49 +101,43 @@ def is_stable_identifier(token: str) -> bool:
     return len(token) >= 8 and letters >= 2 and digits >= 2
 
 
-# -- number variants -----------------------------------------------------------------------
+# -- term keys ----------------------------------------------------------------------------
 
-NUMBER_VARIANT_WEIGHT = 0.5
-"""Share of a term's own score a number variant contributes. Coverage and relevance count a
-variant in full: a plural is as much about the question as its singular."""
+TermKey = Callable[[str], str]
 
-_MIN_VARIANT_CHARS = 3
-_MIN_IES_CHARS = 6  # "ties" and "lies" are -s plurals; "cities" may be either reading
-_NOT_PLURAL = frozenset({"lens", "news"})
+STEMMED_FTS5_TOKENIZER = "porter unicode61 remove_diacritics 2"
+"""The FTS5 ``tokenize`` option whose index terms are exactly ``stemmed`` tokens."""
 
 
-def number_variants(term: str) -> list[str]:
-    """Regular plural and singular spellings of ``term``, for lookup in a source's vocabulary.
+def exact(token: str) -> str:
+    return token
 
-    Only the regular rules: ``-s``; ``-es`` after s/x/z/ch/sh; consonant + ``y`` ↔ ``-ies``
-    (both readings for ``-ies`` words of six letters or more). Nothing is stripped from
-    ``-ss``/``-is``/``-us`` words (class, basis, status) or from lens and news. Function
-    words and words shorter than three letters have no variants.
+
+@lru_cache(maxsize=65536)
+def stemmed(token: str) -> str:
+    """``token`` with its diacritics removed, Porter-stemmed (``adapter_sdk.porter``)."""
+    return stem(fold_diacritics(token))
+
+
+def fold_diacritics(token: str) -> str:
+    """Combining marks removed from each letter: "café" → "cafe", "łódź" → "łodz".
+
+    As FTS5's ``remove_diacritics 2`` does for Latin letters (bar a few Latin
+    Extended-B letters stacking marks on æ, ø or ʒ, which FTS5 keeps); letters that
+    are not a base letter plus marks (ø, æ, ß, ł) stay as they are.
     """
-    if len(term) < _MIN_VARIANT_CHARS or term in FUNCTION_WORDS:
-        return []
-    out: list[str] = []
-
-    def add(variant: str) -> None:
-        if variant != term and len(variant) >= _MIN_VARIANT_CHARS and variant not in out:
-            out.append(variant)
-
-    if _sibilant(term):
-        add(term + "es")
-    elif term.endswith("y") and len(term) > 1 and term[-2] not in "aeiou":
-        add(term[:-1] + "ies")
-    else:
-        add(term + "s")
-    if term.endswith("ies") and len(term) >= _MIN_IES_CHARS:
-        add(term[:-3] + "y")
-        add(term[:-1])
-    elif term.endswith("es") and _sibilant(term[:-2]):
-        add(term[:-2])
-        add(term[:-1])
-    elif term.endswith("s") and not term.endswith(("ss", "is", "us")) and term not in _NOT_PLURAL:
-        add(term[:-1])
-    return out
+    if token.isascii():
+        return token
+    decomposed = unicodedata.normalize("NFD", token)
+    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
 
 
-def _sibilant(word: str) -> bool:
-    return word.endswith(("s", "x", "z", "ch", "sh"))
+def term_keys(terms: Iterable[str], key: TermKey) -> dict[str, str]:
+    """Each distinct key among ``terms`` → the first term spelling it, in order.
+
+    A question saying "backup backups" asks about one stemmed term, not two.
+    """
+    keys: dict[str, str] = {}
+    for term in terms:
+        keys.setdefault(key(term), term)
+    return keys

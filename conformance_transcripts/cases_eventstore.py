@@ -32,10 +32,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from adapter_sdk.conformance import FAR_DEADLINE, CaseSpec
-from adapter_sdk.protocol import Method, notification_frame, request_frame
+from adapter_sdk.conformance import CaseSpec
+from adapter_sdk.conformance.cases import CaseRequests, cancel_inflight, shutdown, version_rejection
 
 ARGV = [sys.executable, "-m", "adapters.eventstore"]
 SOURCE_ID = "memory"
@@ -153,74 +152,30 @@ def _stop_servers_of_case_copies(known: set[int]) -> None:
 _RUNNING_BEFORE = {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()}
 atexit.register(_stop_servers_of_case_copies, _RUNNING_BEFORE)
 STORE = _seed_store()
-
-
-def initialize(
-    *, versions: tuple[int, int] = (1, 1), location: str = "${FIXTURE}", **settings: Any
-) -> dict[str, Any]:
-    return request_frame(
-        1,
-        Method.initialize,
-        {
-            "protocol_version_min": versions[0],
-            "protocol_version_max": versions[1],
-            "workdir": "${WORKDIR}",
-            "source_id": SOURCE_ID,
-            "location": location,
-            "settings": settings,
-        },
-    )
-
-
-def search(request_id: int, query: str, *, as_of: str | None = None, **filters: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"query": query, "filters": filters, "limit": 10, "deadline": FAR_DEADLINE}
-    if as_of is not None:
-        params["as_of"] = as_of
-    return request_frame(request_id, Method.search, params)
-
-
-def expand(request_id: int, local: str, detail: str, budget_bytes: int = 4096) -> dict[str, Any]:
-    params = {
-        "locator": f"{SOURCE_ID}:{local}",
-        "detail": detail,
-        "budget_bytes": budget_bytes,
-        "deadline": FAR_DEADLINE,
-    }
-    return request_frame(request_id, Method.expand, params)
-
-
-def health(request_id: int) -> dict[str, Any]:
-    return request_frame(request_id, Method.health, {"deadline": FAR_DEADLINE})
-
-
+MEMORY = CaseRequests(SOURCE_ID)
 # A location that exists nowhere: the cases refused before the store is opened never look.
-NO_STORE = "${WORKDIR}/no-store"
+NO_STORE = CaseRequests(SOURCE_ID, "${WORKDIR}/no-store")
+# A `recall serve` address nothing listens on.
+UNREACHABLE_SERVE = CaseRequests(SOURCE_ID, "http://127.0.0.1:9")
 
 CASES = [
     CaseSpec(
         "handshake",
         "Version range 1..1 negotiates 1; the manifest declares beliefs and notes, as_of as "
         "snapshot, and Polign's binary as an executable requirement.",
-        [initialize()],
+        [MEMORY.initialize()],
         fixture=STORE,
         volatile=[BINARY_PATH],
     ),
-    CaseSpec(
-        "version-rejection",
-        "A range the adapter cannot speak (2..3) is refused with -32602 and no manifest.",
-        [initialize(versions=(2, 3), location=NO_STORE)],
-    ),
+    version_rejection(NO_STORE),
     CaseSpec(
         "bad-settings",
         "Settings are checked at the handshake, each refusal -32602 naming the key: an unknown "
         "key, an unknown backend, and a `recall mcp` setting given to transport serve.",
         [
-            initialize(location=NO_STORE, colour="blue"),
-            {**initialize(location=NO_STORE, backend="sqlite"), "id": 2},
-            {
-                **initialize(location="http://127.0.0.1:9", transport="serve", collection="work"),
-                "id": 3,
-            },
+            NO_STORE.initialize(colour="blue"),
+            {**NO_STORE.initialize(backend="sqlite"), "id": 2},
+            {**UNREACHABLE_SERVE.initialize(transport="serve", collection="work"), "id": 3},
         ],
     ),
     CaseSpec(
@@ -229,9 +184,9 @@ CASES = [
         "record after it (superseded_by, valid_to); a belief held under two predicates lists "
         "the other under elsewhere; notes rank after typed beliefs.",
         [
-            initialize(),
-            search(2, "editor"),
-            search(3, "fly.io"),
+            MEMORY.initialize(),
+            MEMORY.search(2, "editor"),
+            MEMORY.search(3, "fly.io"),
         ],
         fixture=STORE,
         volatile=[*NOW_DEPENDENT, BINARY_PATH],
@@ -241,9 +196,9 @@ CASES = [
         "Folded at 2024-03-01, before neovim was stated, vim is the current editor and "
         "nothing is superseded; a multi-valued predicate holds both its values.",
         [
-            initialize(),
-            search(2, "editor", as_of=BETWEEN),
-            search(3, "technology", as_of=BETWEEN),
+            MEMORY.initialize(),
+            MEMORY.search(2, "editor", as_of=BETWEEN),
+            MEMORY.search(3, "technology", as_of=BETWEEN),
         ],
         fixture=STORE,
         volatile=[BINARY_PATH],
@@ -252,7 +207,7 @@ CASES = [
         "search-empty",
         "Folded at 2023-06-01, before anything was stated, memory holds no belief: an empty "
         "success.",
-        [initialize(), search(2, "editor", as_of=BEFORE_ANYTHING)],
+        [MEMORY.initialize(), MEMORY.search(2, "editor", as_of=BEFORE_ANYTHING)],
         fixture=STORE,
         volatile=[BINARY_PATH],
     ),
@@ -261,10 +216,10 @@ CASES = [
         "Searches the source cannot answer are skipped before Polign is asked, each with its "
         "reason: a record type it does not hold, a project filter, a query with no words.",
         [
-            initialize(),
-            search(2, "editor", record_types=["task"]),
-            search(3, "editor", project="infra"),
-            search(4, "?!"),
+            MEMORY.initialize(),
+            MEMORY.search(2, "editor", record_types=["task"]),
+            MEMORY.search(3, "editor", project="infra"),
+            MEMORY.search(4, "?!"),
         ],
         fixture=STORE,
         volatile=[BINARY_PATH],
@@ -274,13 +229,9 @@ CASES = [
         "A `recall serve` source whose Recall key is not set: the handshake succeeds, the "
         "search is -32000 naming the variable to set, and health says unavailable.",
         [
-            initialize(
-                location="http://127.0.0.1:9",
-                transport="serve",
-                api_key_env="RECALL_CONFORMANCE_UNSET_KEY",
-            ),
-            search(2, "editor"),
-            health(3),
+            UNREACHABLE_SERVE.initialize(transport="serve", api_key_env="RECALL_CONFORMANCE_UNSET_KEY"),
+            UNREACHABLE_SERVE.search(2, "editor"),
+            UNREACHABLE_SERVE.health(3),
         ],
         volatile=["/result/checked_at"],
     ),
@@ -290,12 +241,12 @@ CASES = [
         "history, oldest first, cited event marked), then full within 160 bytes: whole "
         "lines kept, the lines cut counted.",
         [
-            initialize(),
-            expand(2, NEOVIM, "summary"),
-            expand(3, NEOVIM, "excerpt"),
-            expand(4, NEOVIM, "full"),
-            expand(5, NEOVIM, "context"),
-            expand(6, NEOVIM, "full", budget_bytes=160),
+            MEMORY.initialize(),
+            MEMORY.expand(2, NEOVIM, "summary"),
+            MEMORY.expand(3, NEOVIM, "excerpt"),
+            MEMORY.expand(4, NEOVIM, "full"),
+            MEMORY.expand(5, NEOVIM, "context"),
+            MEMORY.expand(6, NEOVIM, "full", budget_bytes=160),
         ],
         fixture=STORE,
         volatile=[BINARY_PATH],
@@ -305,9 +256,9 @@ CASES = [
         "An event id not in the pair's history is -32003; a locator without subject, "
         "predicate and event id is -32002.",
         [
-            initialize(),
-            expand(2, UNKNOWN_EVENT, "full"),
-            expand(3, "prefers_editor", "full"),
+            MEMORY.initialize(),
+            MEMORY.expand(2, UNKNOWN_EVENT, "full"),
+            MEMORY.expand(3, "prefers_editor", "full"),
         ],
         fixture=STORE,
         volatile=[BINARY_PATH],
@@ -316,27 +267,17 @@ CASES = [
         "health",
         "Health reports healthy and complete once Polign answers and its predicate registry "
         "is readable.",
-        [initialize(), health(2)],
+        [MEMORY.initialize(), MEMORY.health(2)],
         fixture=STORE,
         volatile=[*HEALTH_VOLATILE, BINARY_PATH],
     ),
-    CaseSpec(
-        "cancel-inflight",
-        "The first search starts Polign's server; cancelled in flight, it is answered with "
-        "-32007, never a late result.",
-        [
-            initialize(),
-            search(2, "editor"),
-            notification_frame(Method.cancel, {"id": 2}),
-        ],
+    cancel_inflight(
+        MEMORY,
+        "editor",
+        description="The first search starts Polign's server; cancelled in flight, it is "
+        "answered with -32007, never a late result.",
         fixture=STORE,
         volatile=[BINARY_PATH],
     ),
-    CaseSpec(
-        "shutdown",
-        "recall/shutdown after a search is answered with {} and nothing is written after it.",
-        [initialize(), search(2, "editor", as_of=BETWEEN), request_frame(3, Method.shutdown, {})],
-        fixture=STORE,
-        volatile=[BINARY_PATH],
-    ),
+    shutdown(MEMORY, "editor", as_of=BETWEEN, fixture=STORE, volatile=[BINARY_PATH]),
 ]

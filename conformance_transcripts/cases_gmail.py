@@ -18,10 +18,9 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from adapter_sdk.conformance import FAR_DEADLINE, CaseSpec
-from adapter_sdk.protocol import Method, notification_frame, request_frame
+from adapter_sdk.conformance import CaseSpec
+from adapter_sdk.conformance.cases import CaseRequests, cancel_inflight, shutdown, version_rejection
 
 ARGV = [sys.executable, "-m", "adapters.gmail"]
 SOURCE_ID = "mail"
@@ -136,43 +135,7 @@ def _write_fixture(name: str, mbox: str) -> Path:
 
 FIXTURE = _write_fixture("fixture", MBOX)
 PARTIAL_FIXTURE = _write_fixture("partial", MBOX + BROKEN_TAIL)
-
-
-def initialize(*, versions: tuple[int, int] = (1, 1), **settings: Any) -> dict[str, Any]:
-    return request_frame(
-        1,
-        Method.initialize,
-        {
-            "protocol_version_min": versions[0],
-            "protocol_version_max": versions[1],
-            "workdir": "${WORKDIR}",
-            "source_id": SOURCE_ID,
-            "location": "${FIXTURE}/takeout.mbox",
-            "settings": settings,
-        },
-    )
-
-
-def search(request_id: int, query: str, *, as_of: str | None = None, **filters: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"query": query, "filters": filters, "limit": 10, "deadline": FAR_DEADLINE}
-    if as_of is not None:
-        params["as_of"] = as_of
-    return request_frame(request_id, Method.search, params)
-
-
-def expand(request_id: int, local: str, detail: str, budget_bytes: int = 4096) -> dict[str, Any]:
-    params = {
-        "locator": f"{SOURCE_ID}:{local}",
-        "detail": detail,
-        "budget_bytes": budget_bytes,
-        "deadline": FAR_DEADLINE,
-    }
-    return request_frame(request_id, Method.expand, params)
-
-
-def health(request_id: int) -> dict[str, Any]:
-    return request_frame(request_id, Method.health, {"deadline": FAR_DEADLINE})
-
+MAILBOX = CaseRequests(SOURCE_ID, "${FIXTURE}/takeout.mbox")
 
 SEARCH_VOLATILE = [*CANDIDATE_VOLATILE, *LATENCIES]
 
@@ -180,20 +143,15 @@ CASES = [
     CaseSpec(
         "handshake",
         "Version range 1..1 negotiates 1; the manifest declares a mailbox source in mbox mode.",
-        [initialize()],
+        [MAILBOX.initialize()],
         fixture=FIXTURE,
     ),
-    CaseSpec(
-        "version-rejection",
-        "A range the adapter cannot speak (2..3) is refused with -32602 and no manifest.",
-        [initialize(versions=(2, 3))],
-        fixture=FIXTURE,
-    ),
+    version_rejection(MAILBOX, fixture=FIXTURE),
     CaseSpec(
         "bad-settings",
         "Settings are checked at the handshake, each refusal -32602 naming the key: an "
         "unknown key, then an API-only setting given to an mbox source.",
-        [initialize(colour="blue"), {**initialize(api_base="http://127.0.0.1:9"), "id": 2}],
+        [MAILBOX.initialize(colour="blue"), {**MAILBOX.initialize(api_base="http://127.0.0.1:9"), "id": 2}],
         fixture=FIXTURE,
     ),
     CaseSpec(
@@ -201,10 +159,10 @@ CASES = [
         "Free text ranks whole threads with stable thread locators, spam left out; a thread "
         "id in the question is an exact-identifier hit.",
         [
-            initialize(),
-            search(2, "restore the wiki database"),
-            search(3, "pg_upgrade staging replica"),
-            search(4, PG16_THREAD_ID),
+            MAILBOX.initialize(),
+            MAILBOX.search(2, "restore the wiki database"),
+            MAILBOX.search(3, "pg_upgrade staging replica"),
+            MAILBOX.search(4, PG16_THREAD_ID),
         ],
         fixture=FIXTURE,
         volatile=SEARCH_VOLATILE,
@@ -212,21 +170,21 @@ CASES = [
     CaseSpec(
         "search-empty",
         "A query nothing matches is an empty success: the whole export was searched.",
-        [initialize(), search(2, "zeppelin")],
+        [MAILBOX.initialize(), MAILBOX.search(2, "zeppelin")],
         fixture=FIXTURE,
         volatile=list(LATENCIES),
     ),
     CaseSpec(
         "search-skipped",
         "A record type the source does not hold is skipped before retrieval, with its reason.",
-        [initialize(), search(2, "restore", record_types=["task"])],
+        [MAILBOX.initialize(), MAILBOX.search(2, "restore", record_types=["task"])],
         fixture=FIXTURE,
     ),
     CaseSpec(
         "search-partial",
         "An export with a malformed message: searches are partial, naming the reason, and "
         "health is degraded with partial coverage and the failure counted.",
-        [initialize(), search(2, "restore the wiki database"), health(3)],
+        [MAILBOX.initialize(), MAILBOX.search(2, "restore the wiki database"), MAILBOX.health(3)],
         fixture=PARTIAL_FIXTURE,
         volatile=[*SEARCH_VOLATILE, *HEALTH_VOLATILE],
     ),
@@ -235,12 +193,12 @@ CASES = [
         "Expand the drill thread at summary, excerpt, full and context, then full within 200 "
         "bytes: truncated at budget_bytes.",
         [
-            initialize(),
-            expand(2, DRILL_THREAD, "summary"),
-            expand(3, DRILL_THREAD, "excerpt"),
-            expand(4, DRILL_THREAD, "full"),
-            expand(5, DRILL_THREAD, "context"),
-            expand(6, DRILL_THREAD, "full", budget_bytes=200),
+            MAILBOX.initialize(),
+            MAILBOX.expand(2, DRILL_THREAD, "summary"),
+            MAILBOX.expand(3, DRILL_THREAD, "excerpt"),
+            MAILBOX.expand(4, DRILL_THREAD, "full"),
+            MAILBOX.expand(5, DRILL_THREAD, "context"),
+            MAILBOX.expand(6, DRILL_THREAD, "full", budget_bytes=200),
         ],
         fixture=FIXTURE,
     ),
@@ -249,34 +207,19 @@ CASES = [
         "A thread id not in the export is -32003; a locator that does not name a thread is "
         "-32002.",
         [
-            initialize(),
-            expand(2, UNKNOWN_THREAD, "full"),
-            expand(3, "18c324b3e4e80700", "full"),
+            MAILBOX.initialize(),
+            MAILBOX.expand(2, UNKNOWN_THREAD, "full"),
+            MAILBOX.expand(3, "18c324b3e4e80700", "full"),
         ],
         fixture=FIXTURE,
     ),
     CaseSpec(
         "health",
         "Health reports healthy and complete coverage of the export, with message counts.",
-        [initialize(), health(2)],
+        [MAILBOX.initialize(), MAILBOX.health(2)],
         fixture=FIXTURE,
         volatile=list(HEALTH_VOLATILE),
     ),
-    CaseSpec(
-        "cancel-inflight",
-        "A search cancelled in flight is answered with -32007, never a late result.",
-        [
-            initialize(),
-            search(2, "restore the wiki database"),
-            notification_frame(Method.cancel, {"id": 2}),
-        ],
-        fixture=FIXTURE,
-    ),
-    CaseSpec(
-        "shutdown",
-        "recall/shutdown after a search is answered with {} and nothing is written after it.",
-        [initialize(), search(2, "handover"), request_frame(3, Method.shutdown, {})],
-        fixture=FIXTURE,
-        volatile=SEARCH_VOLATILE,
-    ),
+    cancel_inflight(MAILBOX, "restore the wiki database", fixture=FIXTURE),
+    shutdown(MAILBOX, "handover", fixture=FIXTURE, volatile=SEARCH_VOLATILE),
 ]

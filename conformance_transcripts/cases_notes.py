@@ -21,10 +21,9 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from adapter_sdk.conformance import FAR_DEADLINE, CaseSpec
-from adapter_sdk.protocol import Method, notification_frame, request_frame
+from adapter_sdk.conformance import CaseSpec
+from adapter_sdk.conformance.cases import CaseRequests, cancel_inflight, shutdown, version_rejection
 
 ARGV = [sys.executable, "-m", "adapters.notes"]
 SOURCE_ID = "notes"
@@ -120,48 +119,7 @@ def _write_fixture() -> Path:
 
 
 FIXTURE = _write_fixture()
-
-
-def initialize(*, versions: tuple[int, int] = (1, 1), **settings: Any) -> dict[str, Any]:
-    return request_frame(
-        1,
-        Method.initialize,
-        {
-            "protocol_version_min": versions[0],
-            "protocol_version_max": versions[1],
-            "workdir": "${WORKDIR}",
-            "source_id": SOURCE_ID,
-            "location": "${FIXTURE}",
-            "settings": settings,
-        },
-    )
-
-
-def search(request_id: int, query: str, *, as_of: str | None = None, **filters: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"query": query, "filters": filters, "limit": 10, "deadline": FAR_DEADLINE}
-    if as_of is not None:
-        params["as_of"] = as_of
-    return request_frame(request_id, Method.search, params)
-
-
-def expand(request_id: int, local: str, detail: str, budget_bytes: int = 4096) -> dict[str, Any]:
-    params = {
-        "locator": f"{SOURCE_ID}:{local}",
-        "detail": detail,
-        "budget_bytes": budget_bytes,
-        "deadline": FAR_DEADLINE,
-    }
-    return request_frame(request_id, Method.expand, params)
-
-
-def health(request_id: int) -> dict[str, Any]:
-    return request_frame(request_id, Method.health, {"deadline": FAR_DEADLINE})
-
-
-def refresh(request_id: int, *, full: bool) -> dict[str, Any]:
-    return request_frame(request_id, Method.refresh, {"deadline": FAR_DEADLINE, "full": full})
-
-
+FOLDER = CaseRequests(SOURCE_ID)
 SEARCH_VOLATILE = [*CANDIDATE_VOLATILE, *SEARCH_ELAPSED]
 
 CASES = [
@@ -169,20 +127,15 @@ CASES = [
         "handshake",
         "Version range 1..1 negotiates 1; the manifest declares an indexed document source "
         "with lexical and exact queries, as_of as a filter and checkpoints.",
-        [initialize()],
+        [FOLDER.initialize()],
         fixture=FIXTURE,
     ),
-    CaseSpec(
-        "version-rejection",
-        "A range the adapter cannot speak (2..3) is refused with -32602 and no manifest.",
-        [initialize(versions=(2, 3))],
-        fixture=FIXTURE,
-    ),
+    version_rejection(FOLDER, fixture=FIXTURE),
     CaseSpec(
         "bad-settings",
         "Settings are checked at the handshake, each refusal -32602 naming the key: an "
         "unknown key, then a max_file_bytes that is not a positive integer.",
-        [initialize(colour="blue"), {**initialize(max_file_bytes=0), "id": 2}],
+        [FOLDER.initialize(colour="blue"), {**FOLDER.initialize(max_file_bytes=0), "id": 2}],
         fixture=FIXTURE,
     ),
     CaseSpec(
@@ -191,10 +144,10 @@ CASES = [
         "excerpts; an alias is an exact-identifier hit; a superseded decision carries its "
         "successor.",
         [
-            initialize(),
-            search(2, "restore the wiki database"),
-            search(3, "restore runbook"),
-            search(4, "postgresql upgrade"),
+            FOLDER.initialize(),
+            FOLDER.search(2, "restore the wiki database"),
+            FOLDER.search(3, "restore runbook"),
+            FOLDER.search(4, "postgresql upgrade"),
         ],
         fixture=FIXTURE,
         volatile=SEARCH_VOLATILE,
@@ -202,21 +155,21 @@ CASES = [
     CaseSpec(
         "search-empty",
         "A query nothing matches is an empty success: the whole folder was searched.",
-        [initialize(), search(2, "zeppelin")],
+        [FOLDER.initialize(), FOLDER.search(2, "zeppelin")],
         fixture=FIXTURE,
         volatile=list(SEARCH_ELAPSED),
     ),
     CaseSpec(
         "search-skipped",
         "A record type the source does not hold is skipped before retrieval, with its reason.",
-        [initialize(), search(2, "restore", record_types=["task"])],
+        [FOLDER.initialize(), FOLDER.search(2, "restore", record_types=["task"])],
         fixture=FIXTURE,
     ),
     CaseSpec(
         "search-partial",
         "With max_file_bytes below one note's size, that note is reported as a failure: "
         "searches are partial (no confirmed_at) and health is degraded with partial coverage.",
-        [initialize(max_file_bytes=LONG_NOTE_LIMIT), search(2, "wiki database"), health(3)],
+        [FOLDER.initialize(max_file_bytes=LONG_NOTE_LIMIT), FOLDER.search(2, "wiki database"), FOLDER.health(3)],
         fixture=FIXTURE,
         volatile=[*SEARCH_VOLATILE, *HEALTH_VOLATILE],
     ),
@@ -225,12 +178,12 @@ CASES = [
         "Expand the restore-drill section at summary, excerpt, full and context, then full "
         "within 80 bytes: truncated at budget_bytes.",
         [
-            initialize(),
-            expand(2, RESTORE_DRILL, "summary"),
-            expand(3, RESTORE_DRILL, "excerpt"),
-            expand(4, RESTORE_DRILL, "full"),
-            expand(5, RESTORE_DRILL, "context"),
-            expand(6, RESTORE_DRILL, "full", budget_bytes=80),
+            FOLDER.initialize(),
+            FOLDER.expand(2, RESTORE_DRILL, "summary"),
+            FOLDER.expand(3, RESTORE_DRILL, "excerpt"),
+            FOLDER.expand(4, RESTORE_DRILL, "full"),
+            FOLDER.expand(5, RESTORE_DRILL, "context"),
+            FOLDER.expand(6, RESTORE_DRILL, "full", budget_bytes=80),
         ],
         fixture=FIXTURE,
     ),
@@ -240,11 +193,11 @@ CASES = [
         "are -32003; a locator without a line range is -32002; a budget below the minimum is "
         "-32006.",
         [
-            initialize(),
-            expand(2, "runbooks/backup-restore.md#L10-L12", "full"),
-            expand(3, "runbooks/gone.md#L1-L3", "full"),
-            expand(4, "runbooks/backup-restore.md", "full"),
-            expand(5, RESTORE_DRILL, "full", budget_bytes=10),
+            FOLDER.initialize(),
+            FOLDER.expand(2, "runbooks/backup-restore.md#L10-L12", "full"),
+            FOLDER.expand(3, "runbooks/gone.md#L1-L3", "full"),
+            FOLDER.expand(4, "runbooks/backup-restore.md", "full"),
+            FOLDER.expand(5, RESTORE_DRILL, "full", budget_bytes=10),
         ],
         fixture=FIXTURE,
     ),
@@ -252,25 +205,10 @@ CASES = [
         "health",
         "Health reports healthy and complete with the index generation, watermark and "
         "counts; a refresh of an unchanged folder leaves the checkpoint unchanged.",
-        [initialize(), health(2), refresh(3, full=False)],
+        [FOLDER.initialize(), FOLDER.health(2), FOLDER.refresh(3, full=False)],
         fixture=FIXTURE,
         volatile=list(HEALTH_VOLATILE),
     ),
-    CaseSpec(
-        "cancel-inflight",
-        "A search cancelled in flight is answered with -32007, never a late result.",
-        [
-            initialize(),
-            search(2, "restore the wiki database"),
-            notification_frame(Method.cancel, {"id": 2}),
-        ],
-        fixture=FIXTURE,
-    ),
-    CaseSpec(
-        "shutdown",
-        "recall/shutdown after a search is answered with {} and nothing is written after it.",
-        [initialize(), search(2, "handover checklist"), request_frame(3, Method.shutdown, {})],
-        fixture=FIXTURE,
-        volatile=SEARCH_VOLATILE,
-    ),
+    cancel_inflight(FOLDER, "restore the wiki database", fixture=FIXTURE),
+    shutdown(FOLDER, "handover checklist", fixture=FIXTURE, volatile=SEARCH_VOLATILE),
 ]

@@ -19,10 +19,9 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from adapter_sdk.conformance import FAR_DEADLINE, CaseSpec
-from adapter_sdk.protocol import Method, notification_frame, request_frame
+from adapter_sdk.conformance import CaseSpec
+from adapter_sdk.conformance.cases import CaseRequests, cancel_inflight, shutdown, version_rejection
 
 ARGV = [sys.executable, "-m", "adapters.tasks"]
 SOURCE_ID = "todo"
@@ -72,46 +71,8 @@ def _write_fixtures() -> tuple[Path, Path]:
 
 
 TODO_FIXTURE, TASKWARRIOR_FIXTURE = _write_fixtures()
-
-
-def initialize(
-    *, versions: tuple[int, int] = (1, 1), location: str = "${FIXTURE}/todo.txt", **settings: Any
-) -> dict[str, Any]:
-    return request_frame(
-        1,
-        Method.initialize,
-        {
-            "protocol_version_min": versions[0],
-            "protocol_version_max": versions[1],
-            "workdir": "${WORKDIR}",
-            "source_id": SOURCE_ID,
-            "location": location,
-            "settings": settings,
-        },
-    )
-
-
-def search(request_id: int, query: str, *, as_of: str | None = None, **filters: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"query": query, "filters": filters, "limit": 10, "deadline": FAR_DEADLINE}
-    if as_of is not None:
-        params["as_of"] = as_of
-    return request_frame(request_id, Method.search, params)
-
-
-def expand(request_id: int, record_id: str, detail: str, budget_bytes: int = 4096) -> dict[str, Any]:
-    params = {
-        "locator": f"{SOURCE_ID}:{record_id}",
-        "detail": detail,
-        "budget_bytes": budget_bytes,
-        "deadline": FAR_DEADLINE,
-    }
-    return request_frame(request_id, Method.expand, params)
-
-
-def health(request_id: int) -> dict[str, Any]:
-    return request_frame(request_id, Method.health, {"deadline": FAR_DEADLINE})
-
-
+TODO = CaseRequests(SOURCE_ID, "${FIXTURE}/todo.txt")
+TASKWARRIOR = CaseRequests(SOURCE_ID, "${FIXTURE}/data")
 SEARCH_VOLATILE = [*CANDIDATE_CLOCKS, SEARCH_ELAPSED]
 
 CASES = [
@@ -119,20 +80,15 @@ CASES = [
         "handshake",
         "Version range 1..1 negotiates 1; the manifest declares a live task source in todo.txt "
         "mode with exact, lexical and structured queries and as_of as a filter.",
-        [initialize()],
+        [TODO.initialize()],
         fixture=TODO_FIXTURE,
     ),
-    CaseSpec(
-        "version-rejection",
-        "A range the adapter cannot speak (2..3) is refused with -32602 and no manifest.",
-        [initialize(versions=(2, 3))],
-        fixture=TODO_FIXTURE,
-    ),
+    version_rejection(TODO, fixture=TODO_FIXTURE),
     CaseSpec(
         "bad-settings",
         "Settings are checked at the handshake: an unknown key, then an unknown mode, are "
         "each refused with -32602 naming the key and the accepted values.",
-        [initialize(colour="blue"), {**initialize(mode="orgmode"), "id": 2}],
+        [TODO.initialize(colour="blue"), {**TODO.initialize(mode="orgmode"), "id": 2}],
         fixture=TODO_FIXTURE,
     ),
     CaseSpec(
@@ -141,10 +97,10 @@ CASES = [
         "stated validity and the store watermark; a stable id is an exact-identifier hit; a "
         "project filter narrows to that project.",
         [
-            initialize(),
-            search(2, "restore the wiki database"),
-            search(3, DRILL),
-            search(4, "backup", project="infra"),
+            TODO.initialize(),
+            TODO.search(2, "restore the wiki database"),
+            TODO.search(3, DRILL),
+            TODO.search(4, "backup", project="infra"),
         ],
         fixture=TODO_FIXTURE,
         volatile=SEARCH_VOLATILE,
@@ -155,9 +111,9 @@ CASES = [
         "(completed 2025-03-01) was still open and the on-call handover (entered 2025-04-01) "
         "did not exist yet.",
         [
-            initialize(),
-            search(2, "wiki certificate", as_of="2025-02-15T00:00:00Z"),
-            search(3, "handover", as_of="2025-02-15T00:00:00Z"),
+            TODO.initialize(),
+            TODO.search(2, "wiki certificate", as_of="2025-02-15T00:00:00Z"),
+            TODO.search(3, "handover", as_of="2025-02-15T00:00:00Z"),
         ],
         fixture=TODO_FIXTURE,
         volatile=SEARCH_VOLATILE,
@@ -165,7 +121,7 @@ CASES = [
     CaseSpec(
         "search-empty",
         "A query nothing matches is an empty success: the whole list was searched.",
-        [initialize(), search(2, "zeppelin")],
+        [TODO.initialize(), TODO.search(2, "zeppelin")],
         fixture=TODO_FIXTURE,
         volatile=[SEARCH_ELAPSED],
     ),
@@ -174,10 +130,10 @@ CASES = [
         "Searches the source cannot answer are skipped before retrieval, each with its reason: "
         "a record type it does not hold, an entities filter, and a query with no words (only punctuation).",
         [
-            initialize(),
-            search(2, "backup", record_types=["email"]),
-            search(3, "backup", entities=["priya"]),
-            search(4, "?!"),
+            TODO.initialize(),
+            TODO.search(2, "backup", record_types=["email"]),
+            TODO.search(3, "backup", entities=["priya"]),
+            TODO.search(4, "?!"),
         ],
         fixture=TODO_FIXTURE,
     ),
@@ -187,10 +143,9 @@ CASES = [
         "search is -32000 naming the missing program and the setting to fix, and health says "
         "unavailable, never an empty success.",
         [
-            initialize(location="${FIXTURE}/data", mode="taskwarrior",
-                       task_binary="recall-conformance-no-such-task"),
-            search(2, "backup"),
-            health(3),
+            TASKWARRIOR.initialize(mode="taskwarrior", task_binary="recall-conformance-no-such-task"),
+            TASKWARRIOR.search(2, "backup"),
+            TASKWARRIOR.health(3),
         ],
         fixture=TASKWARRIOR_FIXTURE,
         volatile=[*HEALTH_CLOCKS, STORE_IDENTITY],
@@ -200,12 +155,12 @@ CASES = [
         "Expand one task at summary, excerpt, full and context (its project's other tasks), "
         "then full within 120 bytes: truncated at budget_bytes and marked.",
         [
-            initialize(),
-            expand(2, DRILL, "summary"),
-            expand(3, DRILL, "excerpt"),
-            expand(4, DRILL, "full"),
-            expand(5, DRILL, "context"),
-            expand(6, DRILL, "full", budget_bytes=120),
+            TODO.initialize(),
+            TODO.expand(2, DRILL, "summary"),
+            TODO.expand(3, DRILL, "excerpt"),
+            TODO.expand(4, DRILL, "full"),
+            TODO.expand(5, DRILL, "context"),
+            TODO.expand(6, DRILL, "full", budget_bytes=120),
         ],
         fixture=TODO_FIXTURE,
     ),
@@ -214,10 +169,10 @@ CASES = [
         "A well-formed id no longer in the list is -32003 (search again); a locator that names "
         "no task is -32002; a budget below a task's minimum is -32006.",
         [
-            initialize(),
-            expand(2, MISSING, "full"),
-            expand(3, "not-a-task-id", "full"),
-            expand(4, DRILL, "full", budget_bytes=10),
+            TODO.initialize(),
+            TODO.expand(2, MISSING, "full"),
+            TODO.expand(3, "not-a-task-id", "full"),
+            TODO.expand(4, DRILL, "full", budget_bytes=10),
         ],
         fixture=TODO_FIXTURE,
     ),
@@ -225,28 +180,18 @@ CASES = [
         "health",
         "Health reports healthy, complete coverage, record counts by status and the content "
         "watermark of the list.",
-        [initialize(), health(2)],
+        [TODO.initialize(), TODO.health(2)],
         fixture=TODO_FIXTURE,
         volatile=[*HEALTH_CLOCKS, STORE_IDENTITY],
     ),
-    CaseSpec(
-        "cancel-inflight",
-        "A search held by a task program that never answers is cancelled in flight and "
-        "answered with -32007, never a late result.",
-        [
-            initialize(location="${FIXTURE}/data", mode="taskwarrior",
-                       task_binary="${FIXTURE}/stalling-task"),
-            search(2, "backup"),
-            notification_frame(Method.cancel, {"id": 2}),
-        ],
+    cancel_inflight(
+        TASKWARRIOR,
+        "backup",
+        settings={"mode": "taskwarrior", "task_binary": "${FIXTURE}/stalling-task"},
+        description="A search held by a task program that never answers is cancelled in flight "
+        "and answered with -32007, never a late result.",
         fixture=TASKWARRIOR_FIXTURE,
         volatile=[PROGRAM_PATH],
     ),
-    CaseSpec(
-        "shutdown",
-        "recall/shutdown after a search is answered with {} and nothing is written after it.",
-        [initialize(), search(2, "handover"), request_frame(3, Method.shutdown, {})],
-        fixture=TODO_FIXTURE,
-        volatile=SEARCH_VOLATILE,
-    ),
+    shutdown(TODO, "handover", fixture=TODO_FIXTURE, volatile=SEARCH_VOLATILE),
 ]

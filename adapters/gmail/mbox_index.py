@@ -2,7 +2,7 @@
 
 Tables: ``messages`` (one row per message: thread, byte offset and length in
 the mbox, date, headers, labels), ``message_text`` (FTS5 over each message's
-headers and body text), ``malformed`` (byte ranges that are not messages,
+headers and body text, Porter-stemmed), ``malformed`` (byte ranges that are not messages,
 and why) and ``meta`` (format, file, size, mtime, how far the file is
 indexed, digests of the indexed bytes' head and tail).
 
@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
 from adapters.gmail.mbox_reader import (
     SEPARATOR,
     MalformedMessage,
@@ -37,7 +38,7 @@ from adapters.gmail.mbox_reader import (
 )
 from adapters.gmail.threads import MessageHeader, ThreadSummary
 
-FORMAT = "gmail-mbox-fts5/1"
+FORMAT = "gmail-mbox-fts5/2"
 INDEX_FILE = "gmail-mbox.sqlite"
 DIGEST_BYTES = 4096
 COMMIT_EVERY = 500
@@ -45,7 +46,7 @@ HEADER_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 HIDDEN_LABELS = frozenset({"SPAM", "TRASH"})
 
-SCHEMA = """
+SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE messages(
     id INTEGER PRIMARY KEY,
@@ -62,7 +63,7 @@ CREATE TABLE messages(
 );
 CREATE INDEX messages_thread ON messages(thread_id, date_ts);
 CREATE VIRTUAL TABLE message_text USING fts5(
-    header, body, tokenize = "unicode61 remove_diacritics 0"
+    header, body, tokenize = "{STEMMED_FTS5_TOKENIZER}"
 );
 CREATE TABLE malformed(offset INTEGER PRIMARY KEY, length INTEGER NOT NULL, reason TEXT NOT NULL);
 """

@@ -3,6 +3,9 @@
 Every request first lets the index catch up with the file (usually a stat);
 threads are Gmail's own (``X-GM-THRID``), so a thread keeps the locator it
 has in API mode. Spam and trash are left out, as in API mode's default query.
+The index stores Porter stems; a question's terms are matched, counted and
+measured by stem (``adapter_sdk.lexical.stemmed``), words sharing one being one
+term.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
 
-from adapter_sdk.lexical import tokenize
+from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER, stemmed, term_keys, tokenize
 from adapter_sdk.protocol import (
     CheckpointProgress,
     ErrorCode,
@@ -47,7 +50,7 @@ SYNC_SHARE = 0.6  # of the time left, what catching up may use before answering
 MESSAGE_POOL_PER_RESULT = 8  # best-scoring messages read per wanted thread
 MIN_MESSAGE_POOL = 200
 MAX_ADMISSION_TERMS = 10
-INDEX_CONFIG = f"fts5 unicode61; header*{HEADER_WEIGHT:g} body*{BODY_WEIGHT:g}; spam,trash hidden"
+INDEX_CONFIG = f"fts5 {STEMMED_FTS5_TOKENIZER}; header*{HEADER_WEIGHT:g} body*{BODY_WEIGHT:g}; spam,trash hidden"
 
 
 class MboxSource:
@@ -83,12 +86,14 @@ class MboxSource:
         as_of = _ts(params.as_of)
         bounds = [b for b in (_ts(filters.until), as_of) if b is not None]
         window = DateWindow(_ts(filters.since), min(bounds) if bounds else None)
-        required = _required_terms(query)
+        keyed = term_keys(query.terms, stemmed)  # stem → the question's first spelling of it
+        stems = set(keyed)
+        required = _required_terms(query, len(keyed))
 
         by_thread: dict[str, list[MessageHit]] = {}
-        if query.terms:
+        if keyed:
             pool = max(limit * MESSAGE_POOL_PER_RESULT, MIN_MESSAGE_POOL)
-            for hit in self.index.message_hits(_match(query.terms, required), window, pool):
+            for hit in self.index.message_hits(_match(list(keyed.values()), required), window, pool):
                 by_thread.setdefault(hit.thread_id, []).append(hit)
         thread_ids = list(dict.fromkeys([*query.thread_ids, *by_thread]))
         summaries = self.index.threads(thread_ids, DateWindow(until=as_of))
@@ -100,12 +105,12 @@ class MboxSource:
                 continue
             hits = by_thread.get(tid, [])
             relevance = max([threads.header_relevance(summary, query.terms)] + [
-                lexical_relevance(query.terms, tokenize(hit.body)) for hit in hits
+                lexical_relevance(query.terms, tokenize(hit.body), key=stemmed) for hit in hits
             ])
-            seen = set(tokenize(summary.pointer_text))
+            seen = {stemmed(t) for t in tokenize(summary.pointer_text)}
             for hit in hits:
-                seen.update(tokenize(hit.header + " " + hit.body))
-            coverage = len(seen & set(query.terms)) / len(query.terms) if query.terms else 1.0
+                seen.update(stemmed(t) for t in tokenize(hit.header + " " + hit.body))
+            coverage = len(seen & stems) / len(stems) if stems else 1.0
             best = max((hit.score for hit in hits), default=0.0)
             scored.append((tid not in query.thread_ids, -coverage, -best, tid, summary, relevance))
         scored.sort(key=lambda row: row[:4])
@@ -211,14 +216,14 @@ class MboxSource:
         return health.model_copy(update={"checkpoint_progress": progress})
 
 
-def _required_terms(query: MailQuery) -> int:
+def _required_terms(query: MailQuery, distinct_terms: int) -> int:
     """A prose question must share two of its words with a message, so scaffolding can't match."""
-    if query.removed and 2 <= len(query.terms) <= MAX_ADMISSION_TERMS:
+    if query.removed and 2 <= distinct_terms <= MAX_ADMISSION_TERMS:
         return 2
     return 1
 
 
-def _match(terms: tuple[str, ...], required: int) -> str:
+def _match(terms: list[str], required: int) -> str:
     quoted = [f'"{term}"' for term in terms]
     if required == 2:
         return " OR ".join(f"({a} AND {b})" for a, b in combinations(quoted, 2))

@@ -3,7 +3,8 @@
 A candidate is a pointer: the thread's subject, its senders and its flags.
 Bodies and Gmail's snippet never appear in search results; relevance is
 measured over the subject and senders the pointer shows, unless the caller
-measured a body it actually holds (mbox mode).
+measured a body it actually holds (mbox mode). Terms are compared by stem
+(``adapter_sdk.lexical.stemmed``), as the mbox index matches them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from datetime import datetime
 from email.utils import getaddresses
 from typing import Any
 
-from adapter_sdk.lexical import tokenize
+from adapter_sdk.lexical import stemmed, tokenize
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, Sensitivity
 from adapter_sdk.relevance import lexical_relevance
 from adapters.gmail.settings import RECORD_TYPE
@@ -93,7 +94,7 @@ def display_name(address_header: str) -> str:
 
 
 def header_relevance(summary: ThreadSummary, terms: tuple[str, ...]) -> float:
-    return lexical_relevance(terms, tokenize(summary.pointer_text))
+    return lexical_relevance(terms, tokenize(summary.pointer_text), key=stemmed)
 
 
 def locator(source_id: str, thread_id: str) -> str:
@@ -104,8 +105,8 @@ def candidate(
     summary: ThreadSummary, *, rank: int, source_id: str, terms: tuple[str, ...],
     relevance: float, exact: bool, observed_at: datetime, confirmed: bool,
 ) -> Candidate:
-    header_terms = set(tokenize(summary.pointer_text))
-    header_matched = bool(terms) and bool(header_terms & set(terms))
+    header_stems = {stemmed(t) for t in tokenize(summary.pointer_text)}
+    header_matched = bool(terms) and bool(header_stems & {stemmed(t) for t in terms})
     signals = []
     if exact:
         signals.append(MatchSignal.exact_identifier)

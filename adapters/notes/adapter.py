@@ -400,7 +400,7 @@ class NotesAdapter(Adapter):
 
     def _index_config(self) -> str:
         return (
-            "sqlite-fts5/1 chunking=heading tokenizer=unicode61-fold "
+            "sqlite-fts5/2 chunking=heading tokenizer=porter+unicode61-remove_diacritics2 "
             f"query={QUERY_ANALYZER} "
             f"scoring=bm25-k1.2-b0.75 weights=title:{TITLE_WEIGHT:g},body:1 "
             f"settings={self.settings.digest}"

@@ -7,6 +7,11 @@ body up to the next heading of any level; text before the first heading is a
 chunk of its own. Plain-text notes split at blank lines into blocks of at most
 ``TEXT_BLOCK_LINES`` lines. Lines are 1-based and inclusive, trailing blank
 lines trimmed; front matter lines belong to no chunk.
+
+A front-matter ``title`` stands in for the note's first level-1 heading in
+chunk titles; when that heading says something else, its words are indexed
+with its chunk's body (``Chunk.indexed_body``), so no line of the note is
+beyond search.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from adapter_sdk.lexical import tokenize
 from adapters.notes.front_matter import FrontMatter, front_matter_span, parse_front_matter
 
 PREVIEW_CHARS = 400
@@ -35,6 +41,11 @@ class Chunk:
     heading_path: tuple[str, ...]
     title: str
     body: str
+    hidden_heading: str = ""  # a heading the title does not show (see the module docstring)
+
+    @property
+    def indexed_body(self) -> str:
+        return f"{self.hidden_heading}\n{self.body}" if self.hidden_heading else self.body
 
     @property
     def preview(self) -> str:
@@ -79,12 +90,14 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
         sections = _text_blocks(lines, span)
         title = front.title or stem
         first_h1 = None
+    hidden_h1 = first_h1 if first_h1 and tokenize(first_h1) != tokenize(title) else None
     chunks: list[Chunk] = []
-    for start, end, heading, _level, path in sections:
+    for start, end, heading, level, path in sections:
         body_from = start + 1 if heading else start
         body = "\n".join(lines[body_from - 1 : end])
         display = chunk_title(title, path[1:] if path and path[0] == first_h1 else path)
-        chunks.append(Chunk(len(chunks), start, end, heading, path, display, body))
+        hidden = heading if level == 1 and heading == hidden_h1 and len(path) == 1 else ""
+        chunks.append(Chunk(len(chunks), start, end, heading, path, display, body, hidden))
     return ParsedNote(title, chunks, front)
 
 

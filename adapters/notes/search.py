@@ -8,9 +8,11 @@ scaffolding cannot manufacture a hit. A query word naming a note's relative
 path or file name, or a run of query tokens spelling a declared alias or id,
 makes that note an exact-identifier hit; exact hits rank first.
 
-A term the index does not hold is matched under the regular plural/singular
-spellings it does hold (``terms.py``); such a variant scores at half weight but
-counts fully for coverage, admission and relevance.
+The index stores Porter stems (``adapter_sdk.lexical.STEMMED_FTS5_TOKENIZER``),
+so a term matches every spelling sharing its stem ("backups", "backed up");
+coverage, admission, relevance and excerpts count a term as held exactly when
+a token of the chunk has its stem (``adapter_sdk.lexical.stemmed``). Terms
+sharing a stem are one term.
 
 A search with ``as_of`` filters on modification time, unless it is answered
 from a git snapshot (``snapshot.py``): then the index searched already holds
@@ -29,16 +31,15 @@ from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
 
-from adapter_sdk.lexical import NUMBER_VARIANT_WEIGHT, AnalyzedQuery, analyze_query, tokenize
+from adapter_sdk.lexical import AnalyzedQuery, analyze_query, stemmed, term_keys, tokenize
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import relevance
 from adapters.notes.chunking import split_lines
 from adapters.notes.excerpts import matched_window
 from adapters.notes.front_matter import normalize_reference
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
-from adapters.notes.terms import QueryTerms, resolve_terms
 
-QUERY_ANALYZER = "alnum-fold+english-function-words+number-variants"
+QUERY_ANALYZER = "alnum-fold+english-function-words+diacritic-fold+porter"
 DEFAULT_LIMIT = 20
 MAX_ADMISSION_TERMS = 10
 MAX_IDENTIFIER_TOKENS = 8
@@ -52,7 +53,7 @@ _CHUNK_COLUMNS = """c.id, c.note_id, c.ordinal, c.start_line, c.end_line, c.head
 class Hit:
     row: sqlite3.Row
     score: float = 0.0
-    matched: set[str] = field(default_factory=set)  # content terms the chunk holds
+    matched: set[str] = field(default_factory=set)  # stems of the content terms the chunk holds
     spelled: set[str] = field(default_factory=set)  # the spellings it holds them under
     occurrences: int = 0
     length: int = 0
@@ -85,11 +86,11 @@ def run_search(
 ) -> tuple[list[Candidate], dict[str, Any]]:
     started = time.perf_counter()
     query = analyze_query(params.query)
-    resolved = resolve_terms(conn, query.content_terms)
-    terms = resolved.terms
+    keyed = term_keys(query.content_terms, stemmed)  # stem → the question's first spelling of it
+    terms = set(keyed)
     where, args = _note_filters(params, as_of_on_mtime=context.snapshot is None)
     entity_terms = [t for entity in params.filters.entities or [] for t in tokenize(entity)]
-    required = _required_terms(query)
+    required = _required_terms(query, len(keyed))
     diagnostics: dict[str, Any] = {
         "query_mode": "lexical",
         "query_analyzer": QUERY_ANALYZER,
@@ -99,9 +100,6 @@ def run_search(
         diagnostics["query_terms_removed"] = list(query.removed)
     if required > 1:
         diagnostics["query_terms_required"] = required
-    if resolved.variants:
-        diagnostics["query_terms_number_variant"] = len(resolved.variants)
-        diagnostics["number_variants"] = {t: list(v) for t, v in resolved.variants.items()}
     if entity_terms or params.filters.entities:
         diagnostics["entity_filter"] = "lexical_tokens"
     if params.as_of is not None:
@@ -111,7 +109,7 @@ def run_search(
     pool_size = max(limit * 3, 50)
     hits: dict[int, Hit] = {}
     if terms:
-        match = _match_expression(query, resolved, required, entity_terms)
+        match = _match_expression(list(keyed.values()), required, entity_terms)
         if where:
             sql = (
                 "SELECT c.id, chunk_text.rank FROM chunk_text"
@@ -125,20 +123,20 @@ def run_search(
             hits[row["id"]] = Hit(row)
         for chunk_id, rank in ranked:
             hits[chunk_id].score = -rank
-        _discount_variants(conn, hits, resolved, _term_repeats(len(query.content_terms), required))
     diagnostics["pool_size"] = len(hits)
 
-    exact = _exact_notes(conn, params.query, query, where, args)
+    exact = _exact_notes(conn, params.query, query, terms, where, args)
     for hit in hits.values():
-        _measure(hit, resolved)
+        _measure(hit, terms)
     pooled_notes = {h.row["note_id"] for h in hits.values()}
+    entity_stems = {stemmed(t) for t in entity_terms}
     for row in _first_chunks(conn, [n for n in exact if n not in pooled_notes]):
-        if entity_terms and not set(entity_terms) <= set(
-            tokenize(row["chunk_title"] + " " + row["chunk_body"])
-        ):
+        if entity_stems and not entity_stems <= {
+            stemmed(t) for t in tokenize(row["chunk_title"] + " " + row["chunk_body"])
+        }:
             continue
         hit = Hit(row)
-        _measure(hit, resolved)
+        _measure(hit, terms)
         hits[row["id"]] = hit
     identifier_coverage: dict[int, float] = {}
     for hit in hits.values():
@@ -165,16 +163,15 @@ def run_search(
     return candidates, diagnostics
 
 
-def _required_terms(query: AnalyzedQuery) -> int:
-    if query.normalized and 2 <= len(query.content_terms) <= MAX_ADMISSION_TERMS:
+def _required_terms(query: AnalyzedQuery, distinct_terms: int) -> int:
+    if query.normalized and 2 <= distinct_terms <= MAX_ADMISSION_TERMS:
         return 2
     return 1
 
 
-def _match_expression(
-    query: AnalyzedQuery, resolved: QueryTerms, required: int, entity_terms: list[str]
-) -> str:
-    quoted = [_spelled(resolved.spellings[t]) for t in query.content_terms]
+def _match_expression(terms: list[str], required: int, entity_terms: list[str]) -> str:
+    """FTS5 stems each quoted term as it stems the index, so a term meets all its spellings."""
+    quoted = [f'"{t}"' for t in terms]
     if required == 2:
         expression = " OR ".join(f"({a} AND {b})" for a, b in combinations(quoted, 2))
     else:
@@ -182,38 +179,6 @@ def _match_expression(
     if entity_terms:
         expression = f"({expression}) AND " + " AND ".join(f'"{t}"' for t in entity_terms)
     return expression
-
-
-def _spelled(spellings: tuple[str, ...]) -> str:
-    quoted = " OR ".join(f'"{s}"' for s in spellings)
-    return quoted if len(spellings) == 1 else f"({quoted})"
-
-
-def _term_repeats(term_count: int, required: int) -> int:
-    """How often each term appears in the match expression (FTS5 scores every occurrence)."""
-    return term_count - 1 if required == 2 else 1
-
-
-def _discount_variants(
-    conn: sqlite3.Connection, hits: dict[int, Hit], resolved: QueryTerms, repeats: int
-) -> None:
-    """Take back the part of each score that variant spellings earned above their weight.
-
-    FTS5's BM25 is a sum over the expression's phrases, each depending only on its own
-    postings, so the variants' share of a chunk's score is exactly the score of the
-    variants alone for that chunk.
-    """
-    variants = sorted(resolved.variant_spellings)
-    if not variants or not hits:
-        return
-    ids = list(hits)
-    marks = ",".join("?" * len(ids))
-    rows = conn.execute(
-        f"SELECT rowid, rank FROM chunk_text WHERE chunk_text MATCH ? AND rowid IN ({marks})",
-        [" OR ".join(f'"{v}"' for v in variants), *ids],
-    ).fetchall()
-    for chunk_id, rank in rows:
-        hits[chunk_id].score -= (1 - NUMBER_VARIANT_WEIGHT) * repeats * -rank
 
 
 def _note_filters(params: SearchParams, as_of_on_mtime: bool) -> tuple[str, list[Any]]:
@@ -265,7 +230,8 @@ def _first_chunks(conn: sqlite3.Connection, note_ids: list[int]) -> list[sqlite3
 
 
 def _exact_notes(
-    conn: sqlite3.Connection, raw: str, query: AnalyzedQuery, where: str, args: list[Any]
+    conn: sqlite3.Connection, raw: str, query: AnalyzedQuery, terms: set[str], where: str,
+    args: list[Any],
 ) -> dict[int, tuple[set[str], float]]:
     """note id → (identifier kinds matched, share of content terms the identifier spells)."""
     names = _query_words(raw)
@@ -287,8 +253,8 @@ def _exact_notes(
             [*keys, *kinds, *args],
         ).fetchall()
         for note_id, kind, key in rows:
-            spelled = set(tokenize(key)) & set(query.content_terms)
-            share = len(spelled) / len(query.content_terms) if query.content_terms else 1.0
+            spelled = {stemmed(t) for t in tokenize(key)} & terms
+            share = len(spelled) / len(terms) if terms else 1.0
             kinds_seen, best = found.get(note_id, (set(), 0.0))
             kinds_seen.add(kind)
             found[note_id] = (kinds_seen, max(best, share))
@@ -311,13 +277,13 @@ def _query_words(raw: str) -> set[str]:
     return {w for w in words if w}
 
 
-def _measure(hit: Hit, resolved: QueryTerms) -> None:
+def _measure(hit: Hit, terms: set[str]) -> None:
     record_terms = tokenize(hit.row["chunk_title"]) + tokenize(hit.row["chunk_body"])
     hit.length = len(record_terms)
     for token in record_terms:
-        stands_for = resolved.terms_spelled(token)
-        if stands_for:
-            hit.matched |= stands_for
+        token_stem = stemmed(token)
+        if token_stem in terms:
+            hit.matched.add(token_stem)
             hit.spelled.add(token)
             hit.occurrences += 1
 

@@ -20,7 +20,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-FORMAT = "notes-fts5/1"
+from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
+
+FORMAT = "notes-fts5/2"
 TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 _CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
@@ -55,7 +57,7 @@ CREATE TABLE chunks(
 );
 CREATE INDEX chunks_note ON chunks(note_id, ordinal);
 CREATE VIRTUAL TABLE chunk_text USING fts5(
-    title, body, tokenize = "unicode61 remove_diacritics 0"
+    title, body, tokenize = "{STEMMED_FTS5_TOKENIZER}"
 );
 INSERT INTO chunk_text(chunk_text, rank) VALUES ('rank', 'bm25({TITLE_WEIGHT}, {BODY_WEIGHT})');
 CREATE TABLE identifiers(key TEXT NOT NULL, note_id INTEGER NOT NULL, kind TEXT NOT NULL);

@@ -319,7 +319,7 @@ class _Updater:
                 chunk_id, note_id, chunk.ordinal, chunk.start_line, chunk.end_line,
                 chunk.heading, json.dumps(chunk.heading_path), chunk.preview,
             ))
-            self.rows["chunk_text"].append((chunk_id, chunk.title, indexable(chunk.body)))
+            self.rows["chunk_text"].append((chunk_id, chunk.title, indexable(chunk.indexed_body)))
         for key, kind in _identifiers(rel, stem, front.aliases, front.note_id):
             self.rows["identifiers"].append((key, note_id, kind))
         if len(self.rows["chunk_text"]) >= _BATCH:

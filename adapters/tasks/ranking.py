@@ -5,6 +5,10 @@ local score (IDF-weighted matched terms — description 1.0, annotations 0.6,
 project/tags 0.5 — times the share of query terms covered), then open before
 closed, soonest due, record id.
 
+Terms are compared by their Porter stems (``adapter_sdk.lexical.stemmed``),
+as the notes and mbox indexes compare them: "backups" finds "backup", and
+words sharing a stem are one term.
+
 Admission: a record must contain at least one query term, or two when the
 question was natural language (function words removed) and has two or more
 content terms, so scaffolding cannot manufacture hits. Field constraints must
@@ -22,7 +26,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from adapter_sdk.lexical import tokenize
+from adapter_sdk.lexical import stemmed, term_keys, tokenize
 from adapter_sdk.protocol import MatchSignal
 from adapter_sdk.relevance import lexical_relevance
 from adapters.tasks.model import CLOSED_STATUSES, Annotation, TaskRecord
@@ -69,6 +73,8 @@ class Ranking:
 
 @dataclass(frozen=True, slots=True)
 class _Terms:
+    """A record's token stems, by field."""
+
     description: frozenset[str]
     annotations: tuple[frozenset[str], ...]
     fields: frozenset[str]
@@ -110,7 +116,7 @@ def project_matches(record: TaskRecord, wanted: str) -> bool:
 def _match(view: list[TaskRecord], query: TaskQuery) -> list[Hit]:
     exact_order = {rid: i for i, rid in enumerate(query.record_ids)}
     working_order = {wid: len(exact_order) + i for i, wid in enumerate(query.working_ids)}
-    terms = query.terms
+    terms = tuple(term_keys(query.terms, stemmed))
     required = 2 if query.analyzed.normalized and len(terms) >= 2 else 1
     indexed = [(record, _terms_of(record)) for record in view]
     idf = _idf(terms, [t for _, t in indexed])
@@ -171,14 +177,18 @@ def _hit(
 
 
 def _terms_of(record: TaskRecord) -> _Terms:
-    description = tokenize(record.description)
-    annotations = [tokenize(a.description) for a in record.annotations]
-    fields = tokenize(" ".join((*record.projects, *record.tags, *record.contexts)))
+    description = _stems(record.description)
+    annotations = [_stems(a.description) for a in record.annotations]
+    fields = _stems(" ".join((*record.projects, *record.tags, *record.contexts)))
     all_terms = tuple(description + [t for a in annotations for t in a] + fields)
     return _Terms(
         frozenset(description), tuple(frozenset(a) for a in annotations), frozenset(fields),
         all_terms,
     )
+
+
+def _stems(text: str) -> list[str]:
+    return [stemmed(token) for token in tokenize(text)]
 
 
 def _matched(record_terms: _Terms, terms: tuple[str, ...]) -> set[str]:

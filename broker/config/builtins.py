@@ -13,6 +13,18 @@ BUILTIN_FRESHNESS: dict[str, list[str]] = {
     "eventstore": ["live"],
 }
 
+
+
+def inferred_freshness(adapter: str, location: str | None) -> str | None:
+    """The mode a built-in adapter serves for this location, when it serves several.
+
+    The gmail adapter reads the live API, or indexes a Takeout ``.mbox`` file.
+    """
+    if adapter == "gmail":
+        return "indexed" if location and location.lower().endswith(".mbox") else "live"
+    return None
+
+
 # Names other implementations use for the same built-in adapter.
 ALIASES: dict[str, str] = {"documents": "notes"}
 

@@ -8,7 +8,12 @@ from typing import Any
 
 from adapter_sdk.vocabulary import Sensitivity
 from broker.config import trust
-from broker.config.builtins import ALIASES, builtin_registrations, canonical_adapter_name
+from broker.config.builtins import (
+    ALIASES,
+    builtin_registrations,
+    canonical_adapter_name,
+    inferred_freshness,
+)
 from broker.config.identity import new_source_uid, project_source_uid
 from broker.config.locations import ResolvedLocation, resolve_location
 from broker.config.model import (
@@ -318,9 +323,14 @@ class _Merge:
         modes = registration.freshness_modes
         mode = values.get("freshness_mode")
         if mode is None:
-            if len(modes) == 1:
+            inferred = (
+                inferred_freshness(registration.name, values.get("location"))
+                if registration.builtin
+                else None
+            )
+            if len(modes) == 1 or inferred in modes:
                 source.origins["freshness_mode"] = registration.origin
-                return modes[0]
+                return modes[0] if len(modes) == 1 else inferred
             self.problems.add(
                 declared.file,
                 declared.key("freshness_mode"),

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-FIXTURE_ADAPTER = Path(__file__).resolve().parents[1] / "fixtures" / "fixture_adapter.py"
+from tests.support.fixture_config import adapter_registration, fixture_sources
 
 
 @pytest.fixture
@@ -31,32 +30,10 @@ def write_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[.
     def build(profile_ceiling: str = "restricted", extra: str = "", **sources: dict[str, Any]):
         from broker.config import config_from_text
 
-        lines = [
-            "[adapters.fixture]",
-            f"command = {json.dumps(sys.executable)}",
-            f"args = [{json.dumps(str(FIXTURE_ADAPTER))}]",
-            'freshness_modes = ["live"]',
-            "",
-        ]
-        for index, (source_id, spec) in enumerate(sources.items()):
-            data = tmp_path / f"{source_id}.json"
-            data.write_text(json.dumps({"records": spec.get("records", [])}))
-            lines += [
-                "[[sources]]",
-                f'source_uid = "UID{index:04d}{source_id.upper()[:8]}"',
-                f'source_id = "{source_id}"',
-                'adapter = "fixture"',
-                f"location = {json.dumps(str(data))}",
-                'location_kind = "path"',
-                f'sensitivity = "{spec.get("sensitivity", "internal")}"',
-                f"timeout_ms = {spec.get('timeout_ms', 3000)}",
-                f"base_prior = {spec.get('base_prior', 1.0)}",
-            ]
-            if spec.get("settings"):
-                lines.append("[sources.settings]")
-                for key, value in spec["settings"].items():
-                    lines.append(f"{key} = {json.dumps(value)}")
-            lines.append("")
+        lines = adapter_registration()
+        lines += fixture_sources(tmp_path, sources, keys={
+            "location_kind": "path", "sensitivity": "internal", "timeout_ms": 3000, "base_prior": 1.0,
+        })
         lines += [
             "[profiles.default]",
             f"sources = {json.dumps(list(sources))}",

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-FIXTURE_ADAPTER = Path(__file__).resolve().parents[1] / "fixtures" / "fixture_adapter.py"
+from tests.support.fixture_config import adapter_registration, fixture_sources
+
 RECALL = Path(sys.executable).parent / "recall"
 
 
@@ -35,29 +36,8 @@ def home(tmp_path: Path) -> Callable[..., Callable[..., Run]]:
     def configure(**sources: dict[str, Any]) -> Callable[..., Run]:
         config_dir = tmp_path / "config" / "recall"
         config_dir.mkdir(parents=True, exist_ok=True)
-        lines = [
-            "[adapters.fixture]",
-            f"command = {json.dumps(sys.executable)}",
-            f"args = [{json.dumps(str(FIXTURE_ADAPTER))}]",
-            'freshness_modes = ["live"]',
-            "",
-        ]
-        for index, (source_id, spec) in enumerate(sources.items()):
-            data = tmp_path / f"{source_id}.json"
-            data.write_text(json.dumps({"records": spec.get("records", [])}))
-            lines += [
-                "[[sources]]",
-                f'source_uid = "UID{index:04d}{source_id.upper()[:8]}"',
-                f'source_id = "{source_id}"',
-                'adapter = "fixture"',
-                f"location = {json.dumps(str(data))}",
-                f"timeout_ms = {spec.get('timeout_ms', 3000)}",
-                f'sensitivity = "{spec.get("sensitivity", "internal")}"',
-            ]
-            if spec.get("settings"):
-                lines.append("[sources.settings]")
-                lines += [f"{k} = {json.dumps(v)}" for k, v in spec["settings"].items()]
-            lines.append("")
+        lines = adapter_registration()
+        lines += fixture_sources(tmp_path, sources, keys={"timeout_ms": 3000, "sensitivity": "internal"})
         lines += ["[profiles.default]", f"sources = {json.dumps(list(sources))}",
                   'max_sensitivity = "internal"']
         (config_dir / "config.toml").write_text("\n".join(lines) + "\n")

@@ -178,9 +178,25 @@ def test_an_unregistered_adapter_is_refused_with_a_suggestion(home: Home) -> Non
 
 
 def test_a_two_mode_adapter_needs_an_explicit_freshness_mode(home: Home) -> None:
-    text = f'[[sources]]\nsource_uid = "{NOTES_UID}"\nsource_id = "m"\nadapter = "gmail"\n'
+    text = (
+        '[adapters.mirror]\ncommand = "recall-mirror"\nfreshness_modes = ["live", "indexed"]\n'
+        f'[[sources]]\nsource_uid = "{NOTES_UID}"\nsource_id = "m"\nadapter = "mirror"\n'
+    )
     error = user_error(home, text)
     assert "must choose a freshness_mode" in problem_at(error, "sources[0].freshness_mode")
+
+
+def test_gmail_serves_an_mbox_indexed_and_the_api_live_without_being_told(home: Home) -> None:
+    from broker.config import config_from_text
+
+    text = (
+        f'[[sources]]\nsource_uid = "{NOTES_UID}"\nsource_id = "takeout"\nadapter = "gmail"\n'
+        'location = "/mail/All mail.mbox"\n'
+        f'[[sources]]\nsource_uid = "{TASKS_UID}"\nsource_id = "inbox"\nadapter = "gmail"\n'
+    )
+    config = config_from_text(text, base_dir=home.root)
+    assert config.source("takeout").freshness_mode == "indexed"
+    assert config.source("inbox").freshness_mode == "live"
 
 
 def test_a_freshness_mode_the_adapter_lacks_is_refused(home: Home) -> None:

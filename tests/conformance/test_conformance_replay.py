@@ -9,7 +9,7 @@ import pytest
 from adapter_sdk.conformance import ConformanceError, record_case, replay_case, replay_suite
 
 from .conftest import is_running
-from .sample_cases import FIXTURE, health, initialize
+from .sample_cases import FIXTURE, SAMPLES
 
 
 def test_recorded_sample_suite_replays_as_recorded(recorded_suite: Path, sample_argv: list[str]) -> None:
@@ -45,7 +45,7 @@ def test_volatile_timestamp_is_recorded_as_the_mask(recorded_suite: Path) -> Non
 def test_unmasked_timestamp_makes_the_recorder_refuse(tmp_path: Path, sample_argv: list[str]) -> None:
     with pytest.raises(ConformanceError, match="/result/checked_at"):
         record_case(
-            tmp_path / "health", sample_argv, [initialize(), health(2)],
+            tmp_path / "health", sample_argv, [SAMPLES.initialize(), SAMPLES.health(2)],
             description="health without its clock reading masked", fixture=FIXTURE,
         )
 

@@ -1,35 +1,19 @@
-"""Drive the real eventstore adapter process over stdio, one JSON-RPC frame at a time."""
+"""Drive the real eventstore adapter process: each request returns its whole reply frame."""
 
 from __future__ import annotations
 
-import json
-import os
-import queue
-import subprocess
-import sys
-import threading
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-FRAME_TIMEOUT_S = 30.0
+from tests.support.adapter_process import AdapterPipes, deadline_in
+
+# Requests carry a deadline this far away, so a hung store fails the request, not the run.
+DEADLINE_S = 20.0
 
 
-class AdapterProcess:
+class AdapterProcess(AdapterPipes):
     def __init__(self, env: dict[str, str] | None = None) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "adapters.eventstore"],
-            cwd=REPO_ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, **(env or {})},
-        )
-        self._frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self._next_id = 0
-        self.manifest: dict[str, Any] = {}
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__("eventstore", env)
 
     def initialize(
         self, location: str, settings: dict[str, Any] | None = None, source_id: str = "memory"
@@ -47,7 +31,7 @@ class AdapterProcess:
         )
 
     def search(self, query: str, limit: int = 20, **extra: Any) -> dict[str, Any]:
-        params = {"query": query, "filters": {}, "limit": limit, "deadline": deadline(), **extra}
+        params = {"query": query, "filters": {}, "limit": limit, "deadline": deadline_in(DEADLINE_S), **extra}
         return self.request("recall/search", params)
 
     def expand(self, locator: str, detail: str = "full", budget_bytes: int = 0) -> dict[str, Any]:
@@ -55,28 +39,12 @@ class AdapterProcess:
             "locator": locator,
             "detail": detail,
             "budget_bytes": budget_bytes,
-            "deadline": deadline(),
+            "deadline": deadline_in(DEADLINE_S),
         }
         return self.request("recall/expand", params)
 
     def health(self) -> dict[str, Any]:
-        return self.request("recall/health", {"deadline": deadline()})
-
-    def send(self, method: str, params: dict[str, Any]) -> int:
-        self._next_id += 1
-        frame = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
-        assert self.process.stdin is not None
-        self.process.stdin.write((json.dumps(frame) + "\n").encode())
-        self.process.stdin.flush()
-        return self._next_id
-
-    def receive(self, request_id: int) -> dict[str, Any]:
-        while True:
-            frame = self._frames.get(timeout=FRAME_TIMEOUT_S)
-            if frame is None:
-                raise AssertionError(f"adapter exited: {self.stderr()}")
-            if frame.get("id") == request_id:
-                return frame
+        return self.request("recall/health", {"deadline": deadline_in(DEADLINE_S)})
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return self.receive(self.send(method, params))
@@ -89,31 +57,3 @@ class AdapterProcess:
             children += [int(pid) for pid in text]
         return children
 
-    def close(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.request("recall/shutdown", {})
-            except (AssertionError, BrokenPipeError, queue.Empty):
-                pass
-            try:
-                self.process.stdin.close()  # type: ignore[union-attr]
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-    def stderr(self) -> str:
-        if self.process.poll() is None or self.process.stderr is None:
-            return ""
-        return self.process.stderr.read().decode(errors="replace")
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            if line.strip():
-                self._frames.put(json.loads(line))
-        self._frames.put(None)
-
-
-def deadline(seconds: float = 20.0) -> str:
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")

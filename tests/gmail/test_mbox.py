@@ -83,7 +83,7 @@ def test_appended_mail_is_indexed_from_the_stored_offset(
     assert second["candidates"][0]["metadata"]["message_count"] == 3
     third = adapter.search("retention snapshots")
     assert third["diagnostics"]["index_action"] == "unchanged"
-    assert _ids(third) == [NEW_THREAD.thread_id]
+    assert _ids(third)[0] == NEW_THREAD.thread_id  # the others hold only "snapshot"
 
 
 def test_a_rewritten_mbox_is_rebuilt(

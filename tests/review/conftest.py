@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-FIXTURE_ADAPTER = Path(__file__).resolve().parents[1] / "fixtures" / "fixture_adapter.py"
+from tests.support.fixture_config import adapter_registration, fixture_sources
+
 RECALL = str(Path(sys.executable).parent / "recall")
 
 
@@ -45,28 +46,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Home]
     def configure(**sources: dict[str, Any]) -> Home:
         config_dir = tmp_path / "config" / "recall"
         config_dir.mkdir(parents=True, exist_ok=True)
-        lines = [
-            "[adapters.fixture]",
-            f"command = {json.dumps(sys.executable)}",
-            f"args = [{json.dumps(str(FIXTURE_ADAPTER))}]",
-            'freshness_modes = ["live"]',
-            "",
-        ]
-        for index, (source_id, spec) in enumerate(sources.items()):
-            data = tmp_path / f"{source_id}.json"
-            data.write_text(json.dumps({"records": spec.get("records", [])}))
-            lines += [
-                "[[sources]]",
-                f'source_uid = "REVIEW{index:04d}{source_id.upper()[:8]}"',
-                f'source_id = "{source_id}"',
-                'adapter = "fixture"',
-                f"location = {json.dumps(str(data))}",
-                f"timeout_ms = {spec.get('timeout_ms', 3000)}",
-            ]
-            if spec.get("settings"):
-                lines.append("[sources.settings]")
-                lines += [f"{k} = {json.dumps(v)}" for k, v in spec["settings"].items()]
-            lines.append("")
+        lines = adapter_registration()
+        lines += fixture_sources(tmp_path, sources, uid_prefix="REVIEW", keys={"timeout_ms": 3000})
         lines += ["[profiles.default]", f"sources = {json.dumps(list(sources))}"]
         (config_dir / "config.toml").write_text("\n".join(lines) + "\n")
         variables = {
