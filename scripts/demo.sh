@@ -23,6 +23,6 @@ run init --notes examples/sample/notes --tasks examples/sample/todo.txt
 run refresh
 run query "how do we restore the database from a backup"
 run query --explain "postgres 16 upgrade plan" --limit 2
-run query "submarine ballast tanks"
+run query "submarine periscope"
 echo
 echo "demo configuration kept in $demo"

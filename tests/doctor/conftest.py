@@ -17,15 +17,11 @@ from broker.config import Config, load_config
 from broker.doctor import Diagnosis, diagnose
 from broker.errors import ConfigError
 from broker.supervise import Supervisor
+from tests.support.fixture_config import adapter_registration, settings_table, source_table
 
 ADAPTER = Path(__file__).resolve().parent / "doctor_adapter.py"
 ARGV = [sys.executable, str(ADAPTER)]
-REGISTRATION = f"""
-[adapters.probe]
-command = {json.dumps(sys.executable)}
-args = [{json.dumps(str(ADAPTER))}]
-freshness_modes = ["live"]
-"""
+REGISTRATION = "\n" + "\n".join(adapter_registration("probe", ADAPTER))
 
 
 def source(
@@ -38,28 +34,8 @@ def source(
     **settings: Any,
 ) -> str:
     """One ``[[sources]]`` table for the doctor adapter; keyword arguments become settings."""
-    lines = [
-        "[[sources]]",
-        f'source_uid = "{uid}"',
-        f'source_id = "{source_id}"',
-        f'adapter = "{adapter}"',
-        f"location = {json.dumps(str(location))}",
-        'location_kind = "path"',
-        extra,
-    ]
-    if settings:
-        lines.append("[sources.settings]")
-        lines += [f"{key} = {toml_value(value)}" for key, value in settings.items()]
+    lines = [*source_table(uid, source_id, adapter, location, location_kind="path"), extra, *settings_table(settings)]
     return "\n".join(lines) + "\n"
-
-
-def toml_value(value: Any) -> str:
-    """A setting as an inline TOML value (strings, numbers, booleans, lists, tables)."""
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return json.dumps(value)
 
 
 def profile(*source_ids: str, name: str = "default") -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter_sdk.lexical import analyze_query, tokenize
+from adapter_sdk.lexical import analyze_query, stemmed, tokenize
 from broker.evaluation.artifacts import read_run
 from broker.evaluation.compare import compare_runs
 from broker.evaluation.execute import EvalRun, run_pack
@@ -61,10 +61,11 @@ def test_retrieval_pack_has_enough_judged_questions():
 
 
 def _corpus_words(root: Path) -> set[str]:
+    """Stems of every word of the corpus: the indexes match by stem."""
     words: set[str] = set()
     for path in root.rglob("*"):
         if path.is_file():
-            words |= set(tokenize(path.read_text(encoding="utf-8", errors="replace")))
+            words |= {stemmed(t) for t in tokenize(path.read_text(encoding="utf-8", errors="replace"))}
     return words
 
 
@@ -74,7 +75,7 @@ def test_abstain_pool_words_appear_nowhere_in_the_corpus():
     pool = [json.loads(line) for line in (pack_dir / "abstain_pool.jsonl").read_text().splitlines()]
     assert len(pool) >= 10
     leaked = {
-        entry["case_id"]: sorted(set(analyze_query(entry["query"]).content_terms) & corpus)
+        entry["case_id"]: sorted({stemmed(t) for t in analyze_query(entry["query"]).content_terms} & corpus)
         for entry in pool
     }
     assert not any(leaked.values()), {k: v for k, v in leaked.items() if v}

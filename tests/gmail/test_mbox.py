@@ -62,6 +62,12 @@ def test_body_matches_are_found_and_measured_over_the_body_held(mbox_reader: Ada
     assert lunch["excerpt_kind"] == "preview"
 
 
+def test_words_meet_at_their_stem_in_matching_and_relevance(mbox_reader: AdapterProcess) -> None:
+    plural, singular = mbox_reader.search("restore drills"), mbox_reader.search("restore drill")
+    assert _ids(plural) == _ids(singular)
+    assert [c["relevance"] for c in plural["candidates"]] == [c["relevance"] for c in singular["candidates"]]
+
+
 def test_spam_and_trash_are_left_out(mbox_reader: AdapterProcess) -> None:
     assert SPAM not in _ids(mbox_reader.search("cheap software"))
 

@@ -52,6 +52,18 @@ def test_front_matter_title_replaces_the_first_heading_in_titles() -> None:
     assert note.chunks[0].start_line == 4
 
 
+def test_first_heading_the_title_hides_is_indexed_with_its_body() -> None:
+    note = parse_note("role.md", "---\ntitle: SRE role\n---\n# Site reliability engineer\n\nPay band.\n")
+    assert note.chunks[0].title == "SRE role"
+    assert note.chunks[0].indexed_body == "Site reliability engineer\n\nPay band."
+    assert note.chunks[0].preview == "Pay band."
+
+
+def test_first_heading_restating_the_title_is_not_indexed_twice() -> None:
+    note = parse_note("run.md", "---\ntitle: Runbook - disk full\n---\n# Runbook: disk full\n\nx\n")
+    assert note.chunks[0].indexed_body == note.chunks[0].body
+
+
 def test_note_without_heading_is_titled_by_its_file_stem() -> None:
     assert parse_note("a/plain-note.md", "just text\n").title == "plain-note"
 

@@ -19,7 +19,14 @@ from pathlib import Path
 
 import pytest
 
-FIXTURE_ADAPTER = Path(__file__).resolve().parents[1] / "fixtures" / "fixture_adapter.py"
+from tests.support.fixture_config import (
+    FIXTURE_ADAPTER,
+    adapter_registration,
+    settings_table,
+    source_table,
+)
+
+__all__ = ["FIXTURE_ADAPTER"]
 RECALL = str(Path(sys.executable).parent / "recall")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -50,22 +57,10 @@ class Workspace:
 
 def _source(uid: str, source_id: str, adapter: str, location: Path, settings: dict | None = None,
             record_types: list[str] | None = None) -> list[str]:
-    lines = [
-        "[[sources]]",
-        f'source_uid = "{uid}"',
-        f'source_id = "{source_id}"',
-        f'adapter = "{adapter}"',
-        f"location = {json.dumps(str(location))}",
-        'location_kind = "path"',
-        'sensitivity = "internal"',
-        "timeout_ms = 3000",
-    ]
+    keys: dict = {"location_kind": "path", "sensitivity": "internal", "timeout_ms": 3000}
     if record_types:
-        lines.append(f"record_types = {json.dumps(record_types)}")
-    if settings:
-        lines.append("[sources.settings]")
-        lines += [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
-    return [*lines, ""]
+        keys["record_types"] = record_types
+    return [*source_table(uid, source_id, adapter, location, **keys), *settings_table(settings), ""]
 
 
 def write_workspace(root: Path) -> Workspace:
@@ -79,13 +74,7 @@ def write_workspace(root: Path) -> Workspace:
         path.write_text(json.dumps({"records": items}))
         return path
 
-    lines = [
-        "[adapters.fixture]",
-        f"command = {json.dumps(sys.executable)}",
-        f"args = [{json.dumps(str(FIXTURE_ADAPTER))}]",
-        'freshness_modes = ["live"]',
-        "",
-    ]
+    lines = adapter_registration()
     lines += _source("UIDKB000000000001", "kb", "notes", root / "kb")
     lines += _source("UIDNOTES000000001", "notes", "fixture", records("notes", [RESTORE, RETENTION, EXPIRED]),
                      record_types=["note"])

@@ -140,6 +140,14 @@ def test_unparsed_line_is_still_found_as_plain_text(
     assert top["metadata"]["line"] == 3
 
 
+def test_todo_search_matches_words_by_their_stem(open_adapter: OpenAdapter, todo_file: Path) -> None:
+    adapter = open_adapter(todo_file)
+    plural, singular = adapter.search("restore drills"), adapter.search("restore drill")
+    assert [c["title"] for c in plural["candidates"]] == [c["title"] for c in singular["candidates"]]
+    assert plural["candidates"][0]["title"].startswith("Run the quarterly restore drill")
+    assert plural["candidates"][0]["relevance"] == singular["candidates"][0]["relevance"]
+
+
 def test_task_number_is_the_todo_line_number(open_adapter: OpenAdapter, todo_file: Path) -> None:
     result = open_adapter(todo_file).search("task 2")
     assert [c["title"] for c in result["candidates"]] == [
