@@ -19,7 +19,7 @@ from adapters.eventstore.mcp_stdio import (
     CallTimedOut,
     ProtocolViolation,
     ServerExited,
-    ToolRefused,
+    tool_answer,
 )
 
 
@@ -49,18 +49,7 @@ class McpHttpSession:
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], timeout: float) -> Any:
         result = self.request("tools/call", {"name": name, "arguments": dict(arguments)}, timeout)
-        try:
-            text = "\n".join(c["text"] for c in result["content"] if c.get("type") == "text")
-        except (KeyError, TypeError, AttributeError):
-            raise ProtocolViolation(f"{name} answered without text content") from None
-        if result.get("isError"):
-            raise ToolRefused(name, text)
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise ProtocolViolation(
-                f"{name} answered with text that is not JSON: {text[:200]!r}"
-            ) from None
+        return tool_answer(name, result)
 
     def request(self, method: str, params: Mapping[str, Any], timeout: float) -> Any:
         self._next_id += 1

@@ -63,6 +63,20 @@ class ToolRefused(McpFailure):
         self.text = text
 
 
+def tool_answer(tool: str, result: Any) -> Any:
+    """The JSON a ``tools/call`` result carries as text; ToolRefused when it is an error."""
+    try:
+        text = "\n".join(c["text"] for c in result["content"] if c.get("type") == "text")
+    except (KeyError, TypeError, AttributeError):
+        raise ProtocolViolation(f"{tool} answered without text content") from None
+    if result.get("isError"):
+        raise ToolRefused(tool, text)
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ProtocolViolation(f"{tool} answered with text that is not JSON: {text[:200]!r}") from None
+
+
 class McpStdioSession:
     """One MCP server process. Calls are serialized; each has its own timeout."""
 
@@ -125,18 +139,7 @@ class McpStdioSession:
     def call_tool(self, name: str, arguments: Mapping[str, Any], timeout: float) -> Any:
         """Run one tool and return its JSON answer; raise ToolRefused on isError."""
         result = self.request("tools/call", {"name": name, "arguments": dict(arguments)}, timeout)
-        try:
-            text = "\n".join(c["text"] for c in result["content"] if c.get("type") == "text")
-        except (KeyError, TypeError, AttributeError):
-            raise ProtocolViolation(f"{name} answered without text content") from None
-        if result.get("isError"):
-            raise ToolRefused(name, text)
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise ProtocolViolation(
-                f"{name} answered with text that is not JSON: {text[:200]!r}"
-            ) from None
+        return tool_answer(name, result)
 
     def request(self, method: str, params: Mapping[str, Any], timeout: float) -> Any:
         with self._lock:

@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER, fold_diacritics, stemmed, term_keys, tokenize
+from adapter_sdk.lexical import (
+    STEMMED_FTS5_TOKENIZER,
+    fold_diacritics,
+    stemmed,
+    term_keys,
+    tokenize,
+)
 from adapter_sdk.relevance import lexical_relevance
 
 from .adapter_process import NotesProcess
