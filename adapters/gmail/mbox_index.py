@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +274,7 @@ class MboxIndex:
             grouped.setdefault(thread_id, []).append(MessageHeader(
                 message_id=message_id, sender=sender, recipients=recipients, subject=subject,
                 date=datetime.fromtimestamp(date_ts, UTC) if date_ts is not None else None,
-                labels=tuple(json.loads(labels)),
+                labels=_labels(labels),
             ))
         return {tid: ThreadSummary(tid, tuple(messages)) for tid, messages in grouped.items()}
 
@@ -301,6 +302,12 @@ class MboxIndex:
             "indexed_to": int(meta.get("indexed_to", 0)),
             "generation": meta.get("generation", ""),
         }
+
+
+@lru_cache(maxsize=4096)
+def _labels(stored: str) -> tuple[str, ...]:
+    """A message's labels from their stored JSON (a mailbox has few distinct label sets)."""
+    return tuple(json.loads(stored))
 
 
 def _insert(conn: sqlite3.Connection, message: ParsedMessage) -> None:

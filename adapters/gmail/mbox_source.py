@@ -11,6 +11,8 @@ term.
 from __future__ import annotations
 
 import time
+from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
@@ -31,7 +33,7 @@ from adapter_sdk.protocol import (
     SearchParams,
     SearchResult,
 )
-from adapter_sdk.relevance import lexical_relevance
+from adapter_sdk.relevance import relevance as span_relevance
 from adapters.gmail import render, threads
 from adapters.gmail.bodies import message_text
 from adapters.gmail.mbox_index import (
@@ -50,6 +52,7 @@ SYNC_SHARE = 0.6  # of the time left, what catching up may use before answering
 MESSAGE_POOL_PER_RESULT = 8  # best-scoring messages read per wanted thread
 MIN_MESSAGE_POOL = 200
 MAX_ADMISSION_TERMS = 10
+MAX_COUNTED_TEXTS = 4096  # bounds the memory a long-running adapter spends on it
 INDEX_CONFIG = f"fts5 {STEMMED_FTS5_TOKENIZER}; header*{HEADER_WEIGHT:g} body*{BODY_WEIGHT:g}; spam,trash hidden"
 
 
@@ -59,6 +62,16 @@ class MboxSource:
         self.config = config
         self.path = config.mbox_path
         self.index = MboxIndex(config.mbox_path, config.workdir)
+        # text (a body, header or pointer) -> its stem counts, so a warm search re-reads none
+        self._counted: dict[str, TermCounts] = {}
+
+    def _term_counts(self, text: str) -> TermCounts:
+        counts = self._counted.get(text)
+        if counts is None:
+            if len(self._counted) >= MAX_COUNTED_TEXTS:
+                self._counted.clear()
+            counts = self._counted[text] = TermCounts.of(text)
+        return counts
 
     def close(self) -> None:
         self.index.close()
@@ -104,13 +117,14 @@ class MboxSource:
             if summary is None:
                 continue
             hits = by_thread.get(tid, [])
-            relevance = max([threads.header_relevance(summary, query.terms)] + [
-                lexical_relevance(query.terms, tokenize(hit.body), key=stemmed) for hit in hits
-            ])
-            seen = {stemmed(t) for t in tokenize(summary.pointer_text)}
+            pointer = self._term_counts(summary.pointer_text)
+            relevance = pointer.relevance(stems)
+            seen = pointer.present(stems)
             for hit in hits:
-                seen.update(stemmed(t) for t in tokenize(hit.header + " " + hit.body))
-            coverage = len(seen & stems) / len(stems) if stems else 1.0
+                body = self._term_counts(hit.body)
+                relevance = max(relevance, body.relevance(stems))
+                seen |= body.present(stems) | self._term_counts(hit.header).present(stems)
+            coverage = len(seen) / len(stems) if stems else 1.0
             best = max((hit.score for hit in hits), default=0.0)
             scored.append((tid not in query.thread_ids, -coverage, -best, tid, summary, relevance))
         scored.sort(key=lambda row: row[:4])
@@ -214,6 +228,33 @@ class MboxSource:
                     CheckpointProgress.regressed if after < before else
                     CheckpointProgress.unchanged)
         return health.model_copy(update={"checkpoint_progress": progress})
+
+
+@dataclass(frozen=True, slots=True)
+class TermCounts:
+    """A text's length in tokens and how often each stem occurs in it: what relevance
+    (``adapter_sdk.relevance``, ``key=stemmed``) and term coverage are measured from."""
+
+    length: int
+    occurrences: dict[str, int]
+
+    @classmethod
+    def of(cls, text: str) -> TermCounts:
+        tokens = tokenize(text)
+        occurrences: dict[str, int] = {}
+        for token, count in Counter(tokens).items():
+            stem = stemmed(token)
+            occurrences[stem] = occurrences.get(stem, 0) + count
+        return cls(len(tokens), occurrences)
+
+    def present(self, stems: set[str]) -> set[str]:
+        return {stem for stem in stems if stem in self.occurrences}
+
+    def relevance(self, stems: set[str]) -> float:
+        """``lexical_relevance(terms, tokenize(text), key=stemmed)``, ``stems`` the terms' keys."""
+        matched = self.present(stems)
+        occurrences = sum(self.occurrences[stem] for stem in matched)
+        return span_relevance(len(matched), len(stems), occurrences, self.length)
 
 
 def _required_terms(query: MailQuery, distinct_terms: int) -> int:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import getaddresses
+from functools import lru_cache
 from typing import Any
 
 from adapter_sdk.lexical import stemmed, tokenize
@@ -85,6 +86,7 @@ class ThreadSummary:
         return f"{self.subject} {' '.join(self.senders[:MAX_SENDERS_SHOWN])}"
 
 
+@lru_cache(maxsize=16384)
 def display_name(address_header: str) -> str:
     pairs = getaddresses([address_header]) if address_header else []
     if not pairs:

@@ -45,7 +45,7 @@ from adapters.tasks import render
 from adapters.tasks.config import SETTINGS_SCHEMA, TASKWARRIOR, TasksConfig, load_config
 from adapters.tasks.model import CLOSED_STATUSES, TaskRecord
 from adapters.tasks.query import TaskQuery, parse_query
-from adapters.tasks.ranking import Hit, Scope, project_matches, rank
+from adapters.tasks.ranking import Hit, RecordIndex, Scope, project_matches, rank
 from adapters.tasks.snapshot import Snapshot, SnapshotStore
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ class TasksAdapter(Adapter):
         self.config: TasksConfig | None = None
         self.program: TaskProgram | None = None
         self.store: SnapshotStore | None = None
+        self._index: RecordIndex | None = None
 
     # -- handshake ---------------------------------------------------------
 
@@ -136,7 +137,8 @@ class TasksAdapter(Adapter):
 
         snapshot = self._snapshot(params.deadline)
         scope = Scope(filters.project, filters.since, filters.until, params.as_of)
-        ranking = rank(snapshot.records, query, scope, params.limit or DEFAULT_LIMIT)
+        ranking = rank(snapshot.records, query, scope, params.limit or DEFAULT_LIMIT,
+                       self._record_index(snapshot))
         outcome = SearchOutcome.partial if ranking.undated_matches_excluded else SearchOutcome.success
         now = datetime.now(UTC)
         candidates = [
@@ -306,6 +308,12 @@ class TasksAdapter(Adapter):
                 ErrorCode.source_unavailable,
                 f"cannot read {exc.filename or self._config.location}: {exc.strerror}",
             ) from None
+
+    def _record_index(self, snapshot: Snapshot) -> RecordIndex:
+        index = self._index
+        if index is None or index.records is not snapshot.records:
+            index = self._index = RecordIndex(snapshot.records)
+        return index
 
     def _store_diagnostics(self, snapshot: Snapshot) -> dict[str, Any]:
         assert self.store is not None

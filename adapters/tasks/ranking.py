@@ -23,6 +23,7 @@ scope leaves it out and counts it when it would have matched.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -79,17 +80,56 @@ class _Terms:
     annotations: tuple[frozenset[str], ...]
     fields: frozenset[str]
     all_terms: tuple[str, ...]
+    present: frozenset[str]  # every field's stems together
 
 
-def rank(records: list[TaskRecord], query: TaskQuery, scope: Scope, limit: int) -> Ranking:
-    view: list[TaskRecord] = []
-    undated: list[TaskRecord] = []
+class RecordIndex:
+    """The stems of each record of one snapshot, and which records hold each stem.
+
+    Built once per snapshot, so a search stems only the question.
+    """
+
+    def __init__(self, records: list[TaskRecord]) -> None:
+        self.records = records
+        self.view = [(record, _terms_of(record)) for record in records]
+        postings: dict[str, list[int]] = {}
+        for position, (_record, record_terms) in enumerate(self.view):
+            for term in record_terms.present:
+                postings.setdefault(term, []).append(position)
+        self.postings = postings
+
+
+def rank(
+    records: list[TaskRecord], query: TaskQuery, scope: Scope, limit: int,
+    index: RecordIndex | None = None,
+) -> Ranking:
+    """``index``, when given, must have been built over ``records``."""
+    if index is None or index.records is not records:
+        index = RecordIndex(records)
+    whole = scope.project is None and not scope.needs_dates
+    undated: list[tuple[TaskRecord, _Terms]] = []
+    if whole:
+        view, excluded_by_as_of = index.view, 0
+    else:
+        view, undated, excluded_by_as_of = _scoped(index, scope)
+    scored = _match(view, query, index.postings if whole else None)
+    undated_matches = len(_match(undated, query, None)) if undated else 0
+    return Ranking([_hit(*item) for item in scored[:limit]], len(scored), len(view),
+                   excluded_by_as_of, undated_matches)
+
+
+def _scoped(index: RecordIndex, scope: Scope) -> tuple[
+    list[tuple[TaskRecord, _Terms]], list[tuple[TaskRecord, _Terms]], int
+]:
+    """The records in scope, those that cannot be placed in time, and how many ``as_of`` hid."""
+    view: list[tuple[TaskRecord, _Terms]] = []
+    undated: list[tuple[TaskRecord, _Terms]] = []
     excluded_by_as_of = 0
-    for record in records:
+    for record, record_terms in index.view:
         if scope.project is not None and not project_matches(record, scope.project):
             continue
         if scope.needs_dates and record.entry is None:
-            undated.append(record)
+            undated.append((record, record_terms))
             continue
         if scope.as_of is not None and record.entry is not None and record.entry > scope.as_of:
             excluded_by_as_of += 1
@@ -98,11 +138,11 @@ def rank(records: list[TaskRecord], query: TaskQuery, scope: Scope, limit: int) 
             continue
         if scope.until is not None and record.entry is not None and record.entry > scope.until:
             continue
-        view.append(record.as_of(scope.as_of) if scope.as_of is not None else record)
-
-    hits = _match(view, query)
-    undated_matches = len(_match(undated, query)) if undated else 0
-    return Ranking(hits[:limit], len(hits), len(view), excluded_by_as_of, undated_matches)
+        if scope.as_of is not None:
+            record = record.as_of(scope.as_of)
+            record_terms = _terms_of(record)
+        view.append((record, record_terms))
+    return view, undated, excluded_by_as_of
 
 
 def project_matches(record: TaskRecord, wanted: str) -> bool:
@@ -113,20 +153,48 @@ def project_matches(record: TaskRecord, wanted: str) -> bool:
     )
 
 
-def _match(view: list[TaskRecord], query: TaskQuery) -> list[Hit]:
+# a hit before its relevance, signals and excerpt are worked out: those only for shown hits
+_Scored = tuple[TaskRecord, "_Terms", tuple[str, ...], set[str], float, bool]
+
+
+def _match(
+    view: list[tuple[TaskRecord, _Terms]], query: TaskQuery,
+    postings: dict[str, list[int]] | None,
+) -> list[_Scored]:
+    """Hits in order. ``postings`` (stem → positions in ``view``) is built when not given."""
     exact_order = {rid: i for i, rid in enumerate(query.record_ids)}
     working_order = {wid: len(exact_order) + i for i, wid in enumerate(query.working_ids)}
     terms = tuple(term_keys(query.terms, stemmed))
     required = 2 if query.analyzed.normalized and len(terms) >= 2 else 1
-    indexed = [(record, _terms_of(record)) for record in view]
-    idf = _idf(terms, [t for _, t in indexed])
+    if postings is None:
+        postings = {}
+        for position, (_record, record_terms) in enumerate(view):
+            for term in terms:
+                if term in record_terms.present:
+                    postings.setdefault(term, []).append(position)
+    idf = _idf(terms, postings, len(view))
 
-    exact_hits: list[tuple[int, Hit]] = []
-    ranked_hits: list[Hit] = []
-    for record, record_terms in indexed:
-        position = _exact_position(record, exact_order, working_order)
-        if position is not None:
-            exact_hits.append((position, _hit(record, record_terms, terms, idf, exact=True)))
+    exact_positions: dict[int, int] = {}
+    if exact_order or working_order:
+        for position, (record, _record_terms) in enumerate(view):
+            exact = _exact_position(record, exact_order, working_order)
+            if exact is not None:
+                exact_positions[position] = exact
+    if terms:
+        candidates: set[int] = set(exact_positions)
+        for term in terms:
+            candidates.update(postings.get(term, ()))
+        positions: Iterable[int] = sorted(candidates)
+    else:
+        positions = range(len(view))
+
+    exact_hits: list[tuple[int, _Scored]] = []
+    ranked_hits: list[_Scored] = []
+    for position in positions:
+        record, record_terms = view[position]
+        exact = exact_positions.get(position)
+        if exact is not None:
+            exact_hits.append((exact, _scored(record, record_terms, terms, idf, exact=True)))
             continue
         if not all(_holds(record, name, value) for name, value in query.constraints):
             continue
@@ -136,19 +204,18 @@ def _match(view: list[TaskRecord], query: TaskQuery) -> list[Hit]:
                 continue
         elif not query.constraints:
             continue
-        ranked_hits.append(_hit(record, record_terms, terms, idf, exact=False))
+        ranked_hits.append(_scored(record, record_terms, terms, idf, exact=False))
 
-    exact_hits.sort(key=lambda item: (item[0], item[1].record.record_id))
+    exact_hits.sort(key=lambda item: (item[0], item[1][0].record_id))
     ranked_hits.sort(key=_order_key)
     return [hit for _, hit in exact_hits] + ranked_hits
 
 
-def _hit(
+def _scored(
     record: TaskRecord, record_terms: _Terms, terms: tuple[str, ...], idf: dict[str, float],
     *, exact: bool,
-) -> Hit:
+) -> _Scored:
     matched = _matched(record_terms, terms)
-    signals: list[MatchSignal] = [MatchSignal.exact_identifier] if exact else []
     score = 0.0
     for term in matched:
         weight = (
@@ -159,6 +226,14 @@ def _hit(
         score += idf.get(term, 0.0) * weight
     if terms:
         score *= len(matched) / len(terms)
+    return record, record_terms, terms, matched, round(score, 6), exact
+
+
+def _hit(
+    record: TaskRecord, record_terms: _Terms, terms: tuple[str, ...], matched: set[str],
+    score: float, exact: bool,
+) -> Hit:
+    signals: list[MatchSignal] = [MatchSignal.exact_identifier] if exact else []
     if matched & (record_terms.description | frozenset().union(*record_terms.annotations)):
         signals.append(MatchSignal.lexical)
     if matched & record_terms.fields or (not exact and not terms):
@@ -172,7 +247,7 @@ def _hit(
          if matched & a_terms),
         None,
     )
-    return Hit(record, exact, round(score, 6), round(relevance, 6), tuple(signals),
+    return Hit(record, exact, score, round(relevance, 6), tuple(signals),
                frozenset(matched), annotation)
 
 
@@ -183,7 +258,7 @@ def _terms_of(record: TaskRecord) -> _Terms:
     all_terms = tuple(description + [t for a in annotations for t in a] + fields)
     return _Terms(
         frozenset(description), tuple(frozenset(a) for a in annotations), frozenset(fields),
-        all_terms,
+        all_terms, frozenset(all_terms),
     )
 
 
@@ -192,19 +267,14 @@ def _stems(text: str) -> list[str]:
 
 
 def _matched(record_terms: _Terms, terms: tuple[str, ...]) -> set[str]:
-    present = record_terms.description | record_terms.fields
-    present = present.union(*record_terms.annotations)
+    present = record_terms.present
     return {t for t in terms if t in present}
 
 
-def _idf(terms: tuple[str, ...], indexed: list[_Terms]) -> dict[str, float]:
-    count = len(indexed)
+def _idf(terms: tuple[str, ...], postings: dict[str, list[int]], count: int) -> dict[str, float]:
     idf = {}
     for term in terms:
-        df = sum(
-            1 for t in indexed
-            if term in t.description or term in t.fields or any(term in a for a in t.annotations)
-        )
+        df = len(postings.get(term, ()))
         idf[term] = math.log(1 + (count - df + 0.5) / (df + 0.5))
     return idf
 
@@ -231,7 +301,7 @@ def _holds(record: TaskRecord, name: str, value: str) -> bool:
     return (record.priority or "").casefold() == folded  # priority
 
 
-def _order_key(hit: Hit) -> tuple[float, int, float, str]:
-    record = hit.record
+def _order_key(hit: _Scored) -> tuple[float, bool, float, str]:
+    record = hit[0]
     due = record.due.timestamp() if record.due is not None else math.inf
-    return (-hit.score, record.status in CLOSED_STATUSES, due, record.record_id)
+    return (-hit[4], record.status in CLOSED_STATUSES, due, record.record_id)
