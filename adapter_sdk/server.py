@@ -14,23 +14,24 @@ What the server guarantees on the wire:
 * unknown methods get -32601; anything thrown becomes -32603 with its message;
 * ``recall/shutdown`` replies ``{}``, drains in-flight work, and the process exits 0;
 * end of stdin cancels whatever is in flight.
+
+An adapter whose handlers are all plain ``def`` is served by threads alone
+(:class:`_ThreadedSession`): importing and starting an event loop costs more
+CPU than a whole cold query's handlers, and the process starts on every CLI
+query. An adapter with any ``async def`` handler runs under anyio
+(:class:`_Session`). Both give the same replies on the wire.
 """
 
 from __future__ import annotations
 
 import inspect
-import math
 import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.from_thread
-import anyio.lowlevel
-import anyio.to_thread
 import orjson
 
 from adapter_sdk.protocol import (
@@ -59,7 +60,11 @@ from adapter_sdk.protocol import (
     result_frame,
 )
 
+if TYPE_CHECKING:
+    import anyio
+
 _NO_DEADLINE_BEFORE = datetime(1970, 1, 2, tzinfo=UTC)
+_HANDLERS = ("initialize", "search", "expand", "health", "refresh", "shutdown")
 
 
 class Adapter:
@@ -101,7 +106,12 @@ def run(adapter: Adapter) -> None:
     The process exits at once: a handler thread abandoned by a cancel may still
     be running, and waiting for it would only make the broker wait too.
     """
-    anyio.run(serve, adapter)
+    if any(inspect.iscoroutinefunction(getattr(adapter, name)) for name in _HANDLERS):
+        import anyio
+
+        anyio.run(serve, adapter)
+    else:
+        _ThreadedSession(adapter, _write_stdout).run(_blocking_reader(sys.stdin.fileno()))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -135,6 +145,8 @@ class _Session:
             self._send(encode_frame(message))
 
     async def run(self, reader: FrameReader) -> None:
+        import anyio
+
         async with anyio.create_task_group() as tasks:
             while True:
                 try:
@@ -176,6 +188,8 @@ class _Session:
             scope.cancel()
 
     async def _shutdown(self, frame: dict[str, Any]) -> None:
+        import anyio
+
         await _call(self.adapter.shutdown)
         if "id" in frame:
             self.write(result_frame(frame["id"], {}))
@@ -201,42 +215,20 @@ class _Session:
     async def _dispatch(
         self, frame: dict[str, Any], scope: anyio.CancelScope, key: bytes
     ) -> dict[str, Any]:
-        request_id = frame["id"]
-        method = frame["method"]
-        params_model = PARAMS_MODEL.get(method)
-        if params_model is None:
-            raise RpcError(ErrorCode.method_not_found, f'unknown method "{method}"')
-        try:
-            params = params_model.model_validate(frame.get("params") or {})
-        except WireValidationError as exc:
-            raise RpcError(ErrorCode.invalid_params, _validation_message(exc)) from None
+        import anyio
 
+        request_id = frame["id"]
+        method, params = _validated_params(frame)
         if method == Method.initialize:
             assert isinstance(params, InitializeParams)
             version = negotiate_version(params.protocol_version_min, params.protocol_version_max)
-            manifest = await _call(self.adapter.initialize, params)
-            manifest = _checked_result(method, manifest)
-            manifest["protocol_version"] = version
+            manifest = _manifest(await _call(self.adapter.initialize, params), version)
             self._initialized = True
             return result_frame(request_id, manifest)
 
-        if not self._initialized:
-            raise RpcError(ErrorCode.invalid_request, f"{method} before recall/initialize")
-
-        deadline = getattr(params, "deadline", None)
-        if method in DEADLINE_METHODS and (deadline is None or deadline < _NO_DEADLINE_BEFORE):
-            raise RpcError(ErrorCode.invalid_params, "request carries no deadline")
-        handlers: dict[str, Callable[..., Any]] = {
-            Method.search: self.adapter.search,
-            Method.expand: self.adapter.expand,
-            Method.health: self.adapter.health,
-            Method.refresh: self.adapter.refresh,
-        }
-        handler = handlers[method]
-
+        handler, deadline = _handler(self.adapter, method, params, self._initialized)
         if deadline is not None:
-            remaining = (deadline - datetime.now(UTC)).total_seconds()
-            scope.deadline = anyio.current_time() + max(remaining, 0.0)
+            scope.deadline = anyio.current_time() + max(_seconds_left(deadline), 0.0)
         result: Any = None
         with scope:
             result = await _call(handler, params)
@@ -247,7 +239,189 @@ class _Session:
         return result_frame(request_id, _checked_result(method, result))
 
 
+class _ThreadedSession:
+    """The same protocol served by threads: the caller's thread reads frames and
+    runs the handshake; every other request gets a thread that waits on a
+    handler thread, so a cancel or deadline answers at once and the late result
+    is discarded."""
+
+    def __init__(self, adapter: Adapter, send: Callable[[bytes], None]) -> None:
+        self.adapter = adapter
+        self._send = send
+        self._lock = threading.Lock()
+        self._idle = threading.Condition()  # guards _in_flight; notified as it shrinks
+        self._in_flight: dict[bytes, _Request] = {}
+        self._initialized = False
+        self._closed = False
+
+    def write(self, message: dict[str, Any]) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._send(encode_frame(message))
+
+    def run(self, next_frame: Callable[[], dict[str, Any] | None]) -> None:
+        while True:
+            try:
+                frame = next_frame()
+            except FrameError as exc:
+                self.write(error_frame(None, RpcError(ErrorCode.parse_error, str(exc))))
+                continue
+            if frame is None:  # end of input: what is in flight is abandoned unanswered
+                with self._lock:
+                    self._closed = True
+                return
+            method = frame.get("method")
+            if method is None:
+                continue  # adapters never send requests, so responses are stray
+            if method == Method.cancel:
+                self._cancel(frame.get("params"))
+            elif method == Method.shutdown:
+                self._shutdown(frame)
+                return
+            elif "id" not in frame or frame["id"] is None:
+                continue  # unknown notification: ignored
+            elif method == Method.initialize:
+                # handled inline: nothing else is dispatched before the handshake ends
+                self.write(_reply(frame["id"], self._initialize, frame))
+            else:
+                request = _Request(frame)
+                with self._idle:
+                    self._in_flight[request.key] = request
+                threading.Thread(target=self._answer, args=(request,), daemon=True).start()
+
+    def _initialize(self, frame: dict[str, Any]) -> dict[str, Any]:
+        _, params = _validated_params(frame)
+        assert isinstance(params, InitializeParams)
+        version = negotiate_version(params.protocol_version_min, params.protocol_version_max)
+        manifest = _manifest(self.adapter.initialize(params), version)
+        self._initialized = True
+        return result_frame(frame["id"], manifest)
+
+    def _answer(self, request: _Request) -> None:
+        try:
+            reply = _reply(request.frame["id"], self._dispatch, request)
+        finally:
+            with self._idle:
+                self._in_flight.pop(request.key, None)
+                self._idle.notify_all()
+        self.write(reply)
+
+    def _dispatch(self, request: _Request) -> dict[str, Any]:
+        method, params = _validated_params(request.frame)
+        handler, deadline = _handler(self.adapter, method, params, self._initialized)
+        result = request.outcome(handler, params, deadline)
+        return result_frame(request.frame["id"], _checked_result(method, result))
+
+    def _cancel(self, params: Any) -> None:
+        if not isinstance(params, dict) or "id" not in params:
+            return
+        with self._idle:
+            request = self._in_flight.get(orjson.dumps(params["id"]))
+        if request is not None:
+            request.cancel()
+
+    def _shutdown(self, frame: dict[str, Any]) -> None:
+        self.adapter.shutdown()
+        if "id" in frame:
+            self.write(result_frame(frame["id"], {}))
+        with self._lock:
+            self._closed = True  # nothing is written after the shutdown reply
+        with self._idle:  # in-flight work drains, its results discarded
+            self._idle.wait_for(lambda: not self._in_flight)
+
+
+class _Request:
+    """One request in flight: its handler's outcome, or why it will never be used."""
+
+    def __init__(self, frame: dict[str, Any]) -> None:
+        self.frame = frame
+        self.key = orjson.dumps(frame["id"])
+        self._settled = threading.Event()  # the handler returned, or a cancel arrived
+        self._cancelled = False
+        self._result: Any = None
+        self._error: BaseException | None = None
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._settled.set()
+
+    def outcome(self, handler: Callable[..., Any], params: WireModel, deadline: datetime | None) -> Any:
+        """Run ``handler`` in its own thread; its result, unless cancelled or out of time first."""
+        timeout = None if deadline is None else _seconds_left(deadline)
+        if not self._cancelled and (timeout is None or timeout > 0):
+            threading.Thread(target=self._run, args=(handler, params), daemon=True).start()
+            self._settled.wait(timeout)
+        if self._cancelled:
+            raise RpcError(ErrorCode.deadline_exceeded, "request cancelled")
+        if not self._settled.is_set():
+            raise RpcError(ErrorCode.deadline_exceeded, "deadline exceeded")
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def _run(self, handler: Callable[..., Any], params: WireModel) -> None:
+        try:
+            self._result = handler(params)
+        except BaseException as exc:  # handed to the waiting thread, which reports it
+            self._error = exc
+        self._settled.set()
+
+
+def _reply(request_id: Any, build: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    """``build(*args)``'s reply frame, or the error frame for what it raised."""
+    try:
+        return build(*args)
+    except RpcError as exc:
+        return error_frame(request_id, exc)
+    except Exception as exc:  # an adapter bug is an internal error, not a crash
+        return error_frame(
+            request_id, RpcError(ErrorCode.internal_error, f"{type(exc).__name__}: {exc}")
+        )
+
+
+def _validated_params(frame: dict[str, Any]) -> tuple[str, WireModel]:
+    method = frame["method"]
+    params_model = PARAMS_MODEL.get(method)
+    if params_model is None:
+        raise RpcError(ErrorCode.method_not_found, f'unknown method "{method}"')
+    try:
+        return method, params_model.model_validate(frame.get("params") or {})
+    except WireValidationError as exc:
+        raise RpcError(ErrorCode.invalid_params, _validation_message(exc)) from None
+
+
+def _manifest(manifest: Any, version: int) -> dict[str, Any]:
+    wire = _checked_result(Method.initialize, manifest)
+    wire["protocol_version"] = version
+    return wire
+
+
+def _handler(
+    adapter: Adapter, method: str, params: WireModel, initialized: bool
+) -> tuple[Callable[..., Any], datetime | None]:
+    """The handler for a request after the handshake, and the request's deadline."""
+    if not initialized:
+        raise RpcError(ErrorCode.invalid_request, f"{method} before recall/initialize")
+    deadline = getattr(params, "deadline", None)
+    if method in DEADLINE_METHODS and (deadline is None or deadline < _NO_DEADLINE_BEFORE):
+        raise RpcError(ErrorCode.invalid_params, "request carries no deadline")
+    handlers: dict[str, Callable[..., Any]] = {
+        Method.search: adapter.search,
+        Method.expand: adapter.expand,
+        Method.health: adapter.health,
+        Method.refresh: adapter.refresh,
+    }
+    return handlers[method], deadline
+
+
+def _seconds_left(deadline: datetime) -> float:
+    return (deadline - datetime.now(UTC)).total_seconds()
+
+
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    import anyio.to_thread
+
     if inspect.iscoroutinefunction(fn):
         return await fn(*args)
     return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
@@ -282,8 +456,42 @@ def _write_stdout(data: bytes) -> None:
     stream.flush()
 
 
+def _blocking_reader(fd: int) -> Callable[[], dict[str, Any] | None]:
+    """The next frame read from ``fd`` (None at end of input), blocking the caller.
+
+    :class:`FrameReader` is written for async callers; its receive callable here
+    returns without ever suspending, so each read completes on its first step.
+    """
+
+    async def receive() -> bytes:
+        try:
+            return os.read(fd, 1 << 16)
+        except OSError:
+            return b""
+
+    reader = FrameReader(receive)
+
+    def next_frame() -> dict[str, Any] | None:
+        step = reader.read()
+        try:
+            step.send(None)
+        except StopIteration as done:
+            frame: dict[str, Any] | None = done.value
+            return frame
+        step.close()
+        raise RuntimeError("frame reader suspended without an event loop")
+
+    return next_frame
+
+
 async def _stdin_receiver() -> Callable[[], Awaitable[bytes]]:
     """Pump stdin from a daemon thread so a pending read never blocks exit."""
+    import math
+
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
     send, receive = anyio.create_memory_object_stream[bytes](math.inf)
     token = anyio.lowlevel.current_token()
     fd = sys.stdin.fileno()

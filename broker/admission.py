@@ -24,19 +24,19 @@ from broker.sanitize import (
     clean_metadata,
     clean_text,
 )
-from broker.supervise import AdapterFailure
+from broker.supervise import AdapterFailure, FailureReason
 
 _FAILURE_REASONS = {
-    "deadline_exceeded": SkipReason.timeout,
-    "deadline_exceeded_unresponsive": SkipReason.timeout,
-    "handshake_timeout": SkipReason.timeout,
-    "cancelled": SkipReason.cancelled,
-    "unreachable": SkipReason.unreachable,
-    "spawn_failed": SkipReason.unreachable,
-    "protocol_version_unsupported": SkipReason.unreachable,
-    "denied": SkipReason.denied,
-    "as_of_unsupported": SkipReason.as_of_unsupported,
-    "budget_exceeded": SkipReason.budget_exceeded,
+    FailureReason.deadline_exceeded: SkipReason.timeout,
+    FailureReason.deadline_exceeded_unresponsive: SkipReason.timeout,
+    FailureReason.handshake_timeout: SkipReason.timeout,
+    FailureReason.cancelled: SkipReason.cancelled,
+    FailureReason.unreachable: SkipReason.unreachable,
+    FailureReason.spawn_failed: SkipReason.unreachable,
+    FailureReason.protocol_version_unsupported: SkipReason.unreachable,
+    FailureReason.denied: SkipReason.denied,
+    FailureReason.as_of_unsupported: SkipReason.as_of_unsupported,
+    FailureReason.budget_exceeded: SkipReason.budget_exceeded,
 }
 
 

@@ -20,7 +20,6 @@ from broker.admission import admit, failure_report, stamp
 from broker.config import Config, SourceConfig
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
-    NON_DEGRADING_REASONS,
     Candidate,
     Coverage,
     ExpandRequest,
@@ -41,9 +40,10 @@ from broker.errors import UsageError
 from broker.expand import expand as expand_locator
 from broker.fusion import FusionParams, SourceFacts, fuse
 from broker.listing import list_sources
-from broker.plan import QueryPlan, Target, adapter_spec, plan_query
+from broker.plan import QueryPlan, Target, plan_query
 from broker.refresh import Progress
 from broker.refresh import refresh as refresh_sources
+from broker.render.ledger import degrades
 from broker.shaping import shape
 from broker.supervise import AdapterFailure, Supervisor
 
@@ -87,7 +87,7 @@ class Broker:
 
         async def search(target: Target) -> None:
             nonlocal above_ceiling
-            report, candidates, dropped = await self._search(plan, target, target.params)
+            report, candidates, dropped = await self._search(plan, target)
             searched[target.source.source_uid] = (report, candidates)
             above_ceiling += dropped
 
@@ -131,10 +131,11 @@ class Broker:
         if above_ceiling:
             suppressed.append(Suppression(reason=SuppressionReason.sensitivity, count=above_ceiling))
         suppressed += fused.suppressed
+        target_by_uid = {t.source.source_uid: t for t in plan.targets}
         for result in fused.results:
-            target = next(t for t in plan.targets if t.source.source_uid == result.explanation.source_uid)
+            uid = result.explanation.source_uid
             result.explanation.freshness = self._freshness(
-                target, searched[target.source.source_uid][0], result.primary, request
+                target_by_uid[uid], searched[uid][0], result.primary, request
             )
 
         response = QueryResponse(
@@ -155,9 +156,9 @@ class Broker:
         return response
 
     async def _search(
-        self, plan: QueryPlan, target: Target, params: SearchParams
+        self, plan: QueryPlan, target: Target
     ) -> tuple[SourceReport, list[Candidate], int]:
-        source = target.source
+        source, params = target.source, target.params
         clock = time.perf_counter_ns()
         try:
             result = await target.client.search(params)
@@ -272,12 +273,8 @@ def decide_outcome(has_results: bool, reports: list[SourceReport]) -> Outcome:
 
 
 def decide_coverage(reports: list[SourceReport]) -> Coverage:
-    for report in reports:
-        if report.outcome == SearchOutcome.skipped:
-            if report.reason not in NON_DEGRADING_REASONS:
-                return Coverage.degraded
-        elif report.outcome != SearchOutcome.success:
-            return Coverage.degraded
+    if any(degrades(report) for report in reports):
+        return Coverage.degraded
     searched = any(r.outcome != SearchOutcome.skipped for r in reports)
     if not searched and any(r.reason == SkipReason.not_applicable for r in reports):
         return Coverage.degraded  # nobody looked
@@ -322,4 +319,4 @@ def run(config: Config, work: Callable[[Broker], Any]) -> Any:
     return anyio.run(main)
 
 
-__all__ = ["Broker", "adapter_spec", "decide_coverage", "decide_outcome", "exit_code", "open_broker", "run"]
+__all__ = ["Broker", "decide_coverage", "decide_outcome", "exit_code", "open_broker", "run"]

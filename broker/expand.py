@@ -10,22 +10,22 @@ from broker.contracts import DEFAULT_EXPAND_BUDGET_BYTES, ExpandRequest, ExpandR
 from broker.errors import ExpandError, ExpandErrorCode
 from broker.plan import adapter_spec
 from broker.sanitize import EXPANSION_BYTES, clean_expansion, clean_line
-from broker.supervise import AdapterFailure, Supervisor
+from broker.supervise import AdapterFailure, FailureReason, Supervisor
 
 EXPAND_TIMEOUT = timedelta(seconds=10)
 
 _CODES = {
-    "denied": ExpandErrorCode.denied,
-    "locator_unknown": ExpandErrorCode.locator_unknown,
-    "locator_expired": ExpandErrorCode.locator_expired,
-    "source_not_configured": ExpandErrorCode.not_configured,
-    "unreachable": ExpandErrorCode.unreachable,
-    "spawn_failed": ExpandErrorCode.unreachable,
-    "protocol_version_unsupported": ExpandErrorCode.unreachable,
-    "budget_exceeded": ExpandErrorCode.budget_exceeded,
-    "deadline_exceeded": ExpandErrorCode.timeout,
-    "deadline_exceeded_unresponsive": ExpandErrorCode.timeout,
-    "handshake_timeout": ExpandErrorCode.timeout,
+    FailureReason.denied: ExpandErrorCode.denied,
+    FailureReason.locator_unknown: ExpandErrorCode.locator_unknown,
+    FailureReason.locator_expired: ExpandErrorCode.locator_expired,
+    FailureReason.source_not_configured: ExpandErrorCode.not_configured,
+    FailureReason.unreachable: ExpandErrorCode.unreachable,
+    FailureReason.spawn_failed: ExpandErrorCode.unreachable,
+    FailureReason.protocol_version_unsupported: ExpandErrorCode.unreachable,
+    FailureReason.budget_exceeded: ExpandErrorCode.budget_exceeded,
+    FailureReason.deadline_exceeded: ExpandErrorCode.timeout,
+    FailureReason.deadline_exceeded_unresponsive: ExpandErrorCode.timeout,
+    FailureReason.handshake_timeout: ExpandErrorCode.timeout,
 }
 
 

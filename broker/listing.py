@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 
+from adapter_sdk.protocol import HealthStatus, Sensitivity
 from broker.config import Config, SourceConfig
 from broker.plan import adapter_spec
 from broker.supervise import AdapterFailure, Supervisor
@@ -55,7 +56,7 @@ async def list_sources(config: Config, supervisor: Supervisor, profile_name: str
     }
 
 
-def _static_row(source: SourceConfig, members: list[str], ceiling: Any) -> dict[str, Any]:
+def _static_row(source: SourceConfig, members: list[str], ceiling: Sensitivity) -> dict[str, Any]:
     row: dict[str, Any] = {
         "source_uid": source.source_uid,
         "source_id": source.source_id,
@@ -64,7 +65,7 @@ def _static_row(source: SourceConfig, members: list[str], ceiling: Any) -> dict[
         "in_profile": source.source_id in members,
         "location": source.location,
         "sensitivity": str(source.sensitivity),
-        "permitted": not source.sensitivity > ceiling,
+        "permitted": source.sensitivity <= ceiling,
         "freshness_mode": source.freshness_mode,
         "freshness_policy": source.freshness_policy,
         "base_prior": source.base_prior,
@@ -81,7 +82,7 @@ def listing_status(listing: dict[str, Any]) -> str:
     probed = [r for r in listing["sources"] if r.get("probed")]
     bad = [
         r for r in probed
-        if "error" in r or r.get("health", {}).get("status") not in ("healthy", "degraded")
+        if "error" in r or r.get("health", {}).get("status") not in (HealthStatus.healthy, HealthStatus.degraded)
     ]
     if probed and len(bad) == len(probed):
         return "failed"

@@ -27,11 +27,13 @@ from adapter_sdk.protocol import (
     PROTOCOL_VERSION_MAX,
     PROTOCOL_VERSION_MIN,
     AsOfSupport,
+    Capability,
     HealthResult,
     HealthStatus,
     InitializeParams,
     Manifest,
     SearchFilters,
+    SearchOutcome,
     SearchParams,
 )
 from broker.config import Config, Profile, SourceConfig
@@ -192,12 +194,7 @@ async def plan_query(
                 Exclusion(
                     source,
                     SkipReason.out_of_profile,
-                    {
-                        "profile": profile.name,
-                        "profiles": sorted(
-                            p.name for p in config.profiles.values() if source_id in p.sources
-                        ),
-                    },
+                    {"profile": profile.name, "profiles": _profiles_holding(config, source_id)},
                     out_of_profile=True,
                 )
             )
@@ -235,13 +232,17 @@ def _named_sources(config: Config, profile: Profile, request: QueryRequest) -> l
     if not any(i in profile.sources for i in ids):
         homes = []
         for i in ids:
-            profiles = sorted(p.name for p in config.profiles.values() if i in p.sources)
+            profiles = _profiles_holding(config, i)
             homes.append(f"{i} is in {', '.join(profiles) if profiles else 'no profile'}")
         raise UnsatisfiableScope(
             f"unsatisfiable scope: none of the named sources is in profile "
             f"{profile.name} ({'; '.join(homes)})"
         )
     return ids
+
+
+def _profiles_holding(config: Config, source_id: str) -> list[str]:
+    return sorted(p.name for p in config.profiles.values() if source_id in p.sources)
 
 
 async def _consider(
@@ -288,8 +289,8 @@ async def _consider(
     try:
         health = await client.health(source_deadline)
     except AdapterFailure as exc:
-        reason = SkipReason.denied if exc.outcome == "denied" else SkipReason.unhealthy
-        if exc.outcome == "timeout" and budget == TimeoutBudget.request_latency:
+        reason = SkipReason.denied if exc.outcome == SearchOutcome.denied else SkipReason.unhealthy
+        if exc.outcome == SearchOutcome.timeout and budget == TimeoutBudget.request_latency:
             reason = SkipReason.budget_exhausted  # the request's deadline, not the source, ran out
         return Exclusion(source, reason, _failure_diagnostics(exc), manifest)
     if health.status == HealthStatus.denied:
@@ -317,7 +318,7 @@ async def _consider(
         ),
         limit=PER_SOURCE_LIMIT,
         deadline=source_deadline,
-        context=request.context if "context_expansion" in manifest.capabilities else None,
+        context=request.context if Capability.context_expansion in manifest.capabilities else None,
         as_of=request.as_of,
     )
     return Target(source, client, manifest, health, params, budget, limit)

@@ -12,13 +12,20 @@ from datetime import UTC, datetime, timedelta
 
 import anyio
 
-from adapter_sdk.protocol import CheckpointProgress, HealthStatus, RefreshParams
+from adapter_sdk.protocol import (
+    Capability,
+    CheckpointProgress,
+    HealthStatus,
+    RefreshParams,
+    SearchOutcome,
+)
 from broker.config import Config, SourceConfig
 from broker.contracts import (
     RefreshOutcome,
     RefreshRequest,
     RefreshResponse,
     RefreshStatus,
+    Sensitivity,
     SourceRefresh,
 )
 from broker.plan import adapter_spec
@@ -82,7 +89,7 @@ async def refresh(
 
 async def _refresh_source(
     config: Config, supervisor: Supervisor, profile: str, source: SourceConfig, full: bool,
-    ceiling: object,
+    ceiling: Sensitivity,
 ) -> SourceRefresh:
     clock = time.perf_counter_ns()
     row = SourceRefresh(source_id=source.source_id, source_uid=source.source_uid,
@@ -90,7 +97,7 @@ async def _refresh_source(
     if not source.enabled:
         row.reason = "disabled"
         return row
-    if source.sensitivity > ceiling:  # type: ignore[operator]
+    if source.sensitivity > ceiling:
         row.reason = "sensitivity_denied"
         return row
     client = supervisor.client(adapter_spec(config, profile, source))
@@ -101,7 +108,7 @@ async def _refresh_source(
         row.diagnostic_detail = failure.message
         row.elapsed_ns = time.perf_counter_ns() - clock
         return row
-    if "checkpoint" not in manifest.capabilities:
+    if Capability.checkpoint not in manifest.capabilities:
         row.reason = "checkpoint_unsupported"
         return row
     deadline = datetime.now(UTC) + max(REFRESH_TIMEOUT, timedelta(milliseconds=source.timeout_ms))
@@ -109,7 +116,7 @@ async def _refresh_source(
         health = await client.refresh(RefreshParams(deadline=deadline, full=full or None))
     except AdapterFailure as failure:
         row.status = RefreshStatus.failed
-        row.reason = "timeout" if failure.outcome == "timeout" else "refresh_failed"
+        row.reason = "timeout" if failure.outcome == SearchOutcome.timeout else "refresh_failed"
         row.diagnostic_detail = failure.message
         row.elapsed_ns = time.perf_counter_ns() - clock
         return row

@@ -28,16 +28,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from itertools import combinations
 from typing import Any
 
-from adapter_sdk.lexical import AnalyzedQuery, analyze_query, stemmed, term_keys, tokenize
+from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize
+from adapter_sdk.lexical import stemmed as stem_token
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import relevance
 from adapters.notes.chunking import split_lines
 from adapters.notes.excerpts import matched_window
 from adapters.notes.front_matter import normalize_reference
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
+
+# chunks repeat their words: stemming each distinct token once is most of a search's CPU saved
+stemmed = lru_cache(maxsize=1 << 16)(stem_token)
 
 QUERY_ANALYZER = "alnum-fold+english-function-words+diacritic-fold+porter"
 DEFAULT_LIMIT = 20
@@ -280,7 +285,12 @@ def _query_words(raw: str) -> set[str]:
 def _measure(hit: Hit, terms: set[str]) -> None:
     record_terms = tokenize(hit.row["chunk_title"]) + tokenize(hit.row["chunk_body"])
     hit.length = len(record_terms)
+    # Porter stemming only rewrites a word's ending, so an ASCII token whose first
+    # letter starts no term cannot match one: it is skipped without being stemmed
+    initials = {term[0] for term in terms if term}
     for token in record_terms:
+        if token.isascii() and token[:1] not in initials:
+            continue
         token_stem = stemmed(token)
         if token_stem in terms:
             hit.matched.add(token_stem)

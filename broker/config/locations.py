@@ -69,9 +69,6 @@ class ResolvedLocation:
     kind: str
     explicit: bool
 
-    def rewritten(self, original: str) -> bool:
-        return self.value != original
-
 
 def infer_kind(location: str) -> str:
     if _INFERRED_URI.match(location):

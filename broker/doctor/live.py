@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from adapter_sdk.protocol import HealthStatus, IndexCoverage
+from adapter_sdk.protocol import Capability, HealthStatus, IndexCoverage
 from broker.config import Config, SourceConfig
 from broker.config.builtins import canonical_adapter_name
 from broker.doctor.model import Check, CheckName, CheckStatus, Problem, plural, verdict
@@ -70,7 +70,7 @@ def serving_check(probes: list[Probe]) -> Check:
             f"{', '.join(shortfalls)} (base_prior {num(source.base_prior)}); a query still uses it, "
             "and its answers come from less than the source holds"
         )
-        if found.manifest is not None and "checkpoint" in found.manifest.capabilities:
+        if found.manifest is not None and Capability.checkpoint in found.manifest.capabilities:
             message += f"; run: recall refresh --source {source.source_id}"
         problems.append(Problem(message, source_id=source.source_id))
     whole = len(usable) - len(problems)

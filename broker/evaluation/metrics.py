@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 NDCG_K = 10
-RECALL_KS = (5, 20)
 MRR_K = 10
 SUCCESS_K = 5
 FORBIDDEN_K = 5

@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import orjson
@@ -33,7 +33,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from adapter_sdk.wire import WireValidationError
+from adapter_sdk.wire import WireModel, WireValidationError
 from broker import __version__
 from broker.config import Config
 from broker.contracts import (
@@ -55,6 +55,7 @@ from broker.errors import (
 )
 
 API_VERSION = "v1"
+Parsed = TypeVar("Parsed", bound=WireModel)
 MAX_BODY_BYTES = 1 << 20
 MAX_IN_FLIGHT = 32
 MAX_QUEUED = 96
@@ -259,9 +260,9 @@ def validation_message(exc: WireValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse(model: type, body: dict[str, Any]) -> Any:
+def parse(model: type[Parsed], body: dict[str, Any]) -> Parsed:
     try:
-        return model.model_validate(body)  # type: ignore[attr-defined]
+        return model.model_validate(body)
     except WireValidationError as exc:
         raise Problem(400, "bad_request", validation_message(exc)) from None
 
@@ -372,11 +373,13 @@ class Api:
         return json_response(listing, status, {"Recall-Coverage": coverage})
 
     async def doctor(self, request: Request) -> Response:
-        from broker.doctor import diagnose, to_json
+        from broker.doctor import DiagnosisStatus, diagnose, to_json
 
         profile = self.served(request.query_params.get("profile"))
         diagnosis = await self.call(diagnose(self.config, self.broker.supervisor, profile))
-        status = outcome_status(diagnosis.status == "failed", diagnosis.status == "degraded")
+        status = outcome_status(
+            diagnosis.status == DiagnosisStatus.failed, diagnosis.status == DiagnosisStatus.degraded
+        )
         return json_response(to_json(diagnosis), status, {"Recall-Coverage": str(diagnosis.status)})
 
     async def health(self, request: Request) -> Response:

@@ -371,8 +371,7 @@ class Plugin:
         try:
             response = self.run(config, lambda broker: broker.expand(request))
         except RecallError as exc:
-            message = exc.message if isinstance(exc, ExpandError) else str(exc)
-            raise Refusal("unavailable", f"recall could not expand {locator}: {message}", retryable=True) from None
+            raise Refusal("unavailable", f"recall could not expand {locator}: {exc}", retryable=True) from None
         provenance = [
             {"label": name, "value": line(value, 512)}
             for name, value in (
@@ -402,9 +401,10 @@ class Plugin:
     def listing(self) -> dict[str, Any]:
         config = load()
         try:
-            return self.run(config, lambda broker: broker.sources(self.flag_profile))  # type: ignore[no-any-return]
+            listing: dict[str, Any] = self.run(config, lambda broker: broker.sources(self.flag_profile))
         except RecallError as exc:
             raise Refusal("unavailable", f"recall could not list its sources: {exc}", retryable=True) from None
+        return listing
 
     def list_sources(self) -> dict[str, Any]:
         rows = self.listing()["sources"]

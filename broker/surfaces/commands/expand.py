@@ -12,6 +12,7 @@ from broker.surfaces.commands._common import (
     print_json,
     with_broker,
 )
+from broker.vocabulary import DEFAULT_EXPAND_BUDGET_BYTES
 
 HELP = "read the evidence behind a locator"
 DESCRIPTION = """Read the evidence behind a locator printed by 'recall query'.
@@ -30,7 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detail", choices=["summary", "excerpt", "full", "context"],
                         default="excerpt", help="how much to read (default excerpt)")
     parser.add_argument("--budget-bytes", "--budget", dest="budget_bytes", type=int, default=0,
-                        metavar="N", help="most bytes of content (default 65536)")
+                        metavar="N", help=f"most bytes of content (default {DEFAULT_EXPAND_BUDGET_BYTES})")
     add_profile(parser)
     add_json(parser)
     add_server(parser)

@@ -13,6 +13,7 @@ from broker.surfaces.commands._common import (
     print_json,
     with_broker,
 )
+from broker.vocabulary import DEFAULT_LATENCY_MS, DEFAULT_RESPONSE_TOKENS
 
 HELP = "ask every source of a profile; print evidence pointers"
 DESCRIPTION = """Ask every eligible source of a profile and print evidence pointers.
@@ -41,9 +42,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=0, metavar="N",
                         help="most results to return (default: the profile's max_results)")
     parser.add_argument("--budget-ms", type=int, default=0, metavar="N",
-                        help="end-to-end latency budget in milliseconds (default 5000)")
-    parser.add_argument("--budget-tokens", type=int, default=8000, metavar="N",
-                        help="response size budget in estimated tokens (default 8000; -1 unbounded)")
+                        help=f"end-to-end latency budget in milliseconds (default {DEFAULT_LATENCY_MS})")
+    parser.add_argument("--budget-tokens", type=int, default=DEFAULT_RESPONSE_TOKENS, metavar="N",
+                        help=f"response size budget in estimated tokens (default {DEFAULT_RESPONSE_TOKENS}; "
+                        "-1 unbounded)")
     parser.add_argument("--scope", action="append", default=[], metavar="KEY=VALUE",
                         help="hard filter, repeatable: source=, type=, project=, entity=, since=, until=")
     parser.add_argument("--as-of", metavar="TIME", help="answer as of this instant (RFC 3339 or a date)")
@@ -62,7 +64,7 @@ def build_request(args: argparse.Namespace):  # -> QueryRequest
     if not 0 <= args.limit <= MAX_LIMIT:
         raise UsageError(f"--limit must be between 0 and {MAX_LIMIT} (0: the profile's max_results)")
     if not 0 <= args.budget_ms <= MAX_LATENCY_MS:
-        raise UsageError(f"--budget-ms must be between 0 and {MAX_LATENCY_MS} (0: 5000)")
+        raise UsageError(f"--budget-ms must be between 0 and {MAX_LATENCY_MS} (0: {DEFAULT_LATENCY_MS})")
     if args.budget_tokens == 0 or args.budget_tokens < -1:
         raise UsageError("--budget-tokens must be positive, or -1 for unbounded")
     surface = {

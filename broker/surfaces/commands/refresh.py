@@ -45,9 +45,7 @@ def run(args: argparse.Namespace) -> int:
     request = RefreshRequest(profile=args.profile, source_id=args.source, full=args.full)
     progress = _Progress() if sys.stderr.isatty() and not args.json else None
     try:
-        response = with_broker(
-            args, lambda broker: broker.refresh(request, progress) if progress else broker.refresh(request)
-        )
+        response = with_broker(args, lambda broker: broker.refresh(request, progress))
     finally:
         if progress:
             progress.stop()

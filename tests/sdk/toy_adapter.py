@@ -1,0 +1,63 @@
+"""A toy adapter for the SDK's own tests; ``--async`` serves it with async handlers."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from adapter_sdk.protocol import (  # noqa: E402
+    Candidate,
+    HealthResult,
+    Manifest,
+    SearchResult,
+)
+from adapter_sdk.server import Adapter, run  # noqa: E402
+
+
+def manifest() -> Manifest:
+    return Manifest(
+        protocol_version=1, adapter_id="toy/1", display_name="Toy", record_types=["note"],
+        query_modes=["lexical"], freshness_modes=["live"], as_of_support="none",
+        relevance_basis="lexical_span", capabilities=["search"], sensitivity="internal",
+    )
+
+
+def answer(query: str) -> SearchResult:
+    if query == "slow":
+        time.sleep(3)
+    if query == "broken":
+        raise ValueError("the index is broken")
+    return SearchResult(
+        candidates=[Candidate(candidate_id="a", source_record_id="a", locator="toy:a",
+                              record_type="note", title=query, local_rank=1,
+                              sensitivity="internal")],
+        outcome="success",
+    )
+
+
+class SyncToy(Adapter):
+    def initialize(self, params):
+        return manifest()
+
+    def search(self, params):
+        return answer(params.query)
+
+    def health(self, params):
+        return HealthResult(status="healthy", checked_at=datetime.now(UTC), coverage="complete")
+
+
+class AsyncToy(SyncToy):
+    async def search(self, params):  # type: ignore[override]
+        import anyio
+
+        if params.query == "slow":
+            await anyio.sleep(3)
+        return answer("fast" if params.query == "slow" else params.query)
+
+
+if __name__ == "__main__":
+    run(AsyncToy() if "--async" in sys.argv else SyncToy())
