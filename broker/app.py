@@ -43,7 +43,6 @@ from broker.listing import list_sources
 from broker.plan import QueryPlan, Target, plan_query
 from broker.refresh import Progress
 from broker.refresh import refresh as refresh_sources
-from broker.render.ledger import degrades
 from broker.shaping import shape
 from broker.supervise import AdapterFailure, Supervisor
 
@@ -273,7 +272,7 @@ def decide_outcome(has_results: bool, reports: list[SourceReport]) -> Outcome:
 
 
 def decide_coverage(reports: list[SourceReport]) -> Coverage:
-    if any(degrades(report) for report in reports):
+    if any(report.degrades for report in reports):
         return Coverage.degraded
     searched = any(r.outcome != SearchOutcome.skipped for r in reports)
     if not searched and any(r.reason == SkipReason.not_applicable for r in reports):

@@ -280,6 +280,13 @@ class SourceReport(Model):
     diagnostics: dict[str, Any] | None = None
     timeout: TimeoutDetail | None = None
 
+    @property
+    def degrades(self) -> bool:
+        """Whether this source's part leaves coverage incomplete."""
+        if self.outcome == SearchOutcome.skipped:
+            return self.reason not in NON_DEGRADING_REASONS
+        return self.outcome != SearchOutcome.success
+
 
 class SourceSummary(Model):
     sources: int

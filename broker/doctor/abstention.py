@@ -6,7 +6,6 @@ from broker.config import Config
 from broker.contracts import Coverage, Outcome, QueryRequest, QueryResponse
 from broker.doctor.model import Check, CheckName, CheckStatus, Problem
 from broker.errors import RecallError
-from broker.render.ledger import degrades
 from broker.supervise import Supervisor
 
 
@@ -57,6 +56,6 @@ def _answered(query: str, reason: str, response: QueryResponse) -> str:
 
 
 def _unproven(query: str, response: QueryResponse) -> str:
-    missing = sorted(r.source_id for r in response.source_outcomes or [] if degrades(r))
+    missing = sorted(r.source_id for r in response.source_outcomes or [] if r.degrades)
     who = f"{', '.join(missing)} could not search" if missing else "no source searched"
     return f"{query!r} found nothing, but {who}, so the abstention is not proven"

@@ -9,20 +9,12 @@ from __future__ import annotations
 from collections import Counter
 
 from broker.contracts import (
-    NON_DEGRADING_REASONS,
     QueryResponse,
-    SearchOutcome,
     SourceReport,
     SourceSummary,
     TimeoutBudget,
 )
 from broker.render.text import duration_text
-
-
-def degrades(report: SourceReport) -> bool:
-    if report.outcome == SearchOutcome.skipped:
-        return report.reason not in NON_DEGRADING_REASONS
-    return report.outcome != SearchOutcome.success
 
 
 def _timeout_suffix(report: SourceReport) -> str:
@@ -46,7 +38,7 @@ def degraded_report_entries(reports: list[SourceReport] | None) -> list[str]:
     """``"<source_id> (<reason or outcome><timeout suffix>)"`` for every degrading report."""
     entries = []
     for report in reports or ():
-        if degrades(report):
+        if report.degrades:
             cause = report.reason or str(report.outcome)
             entries.append(f"{report.source_id} ({cause}{_timeout_suffix(report)})")
     return entries

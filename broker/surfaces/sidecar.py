@@ -151,7 +151,7 @@ def load() -> Config:
                       hint="Run recall doctor") from None
     if not config.paths.config_file.exists():
         raise Refusal("invalid_config", f"recall has no configuration at {config.paths.config_file}",
-                      hint="Run recall init --docs DIR")
+                      hint="Run recall init --notes DIR")
     return config
 
 

@@ -155,4 +155,4 @@ def test_an_unconfigured_install_is_invalid_config_with_a_setup_hint(tmp_path):
                                  "XDG_CONFIG_HOME": str(tmp_path / "config")})
     error = ask(empty, "describe-v1.json")["error"]
     assert error["code"] == "invalid_config"
-    assert error["setupHint"] == "Run recall init --docs DIR"
+    assert error["setupHint"] == "Run recall init --notes DIR"
