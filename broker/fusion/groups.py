@@ -42,13 +42,19 @@ class Group:
 def in_candidate_order(candidates: Sequence[Candidate]) -> list[Candidate]:
     """Candidates in a total order: best local rank, locator, identity.
 
-    Candidates agreeing on all of those are further ordered by every other field
-    but ``local_score``, so no stage depends on arrival order.
+    Candidates agreeing on all of those are further ordered by every other field,
+    ``local_score`` last: it only ever separates copies that are otherwise the
+    same record, so no stage depends on arrival order and the score still never
+    decides between two different records.
     """
     counts = Counter(_order_key(c) for c in candidates)
     return sorted(
         candidates,
-        key=lambda c: (_order_key(c), _canonical(c) if counts[_order_key(c)] > 1 else b""),
+        key=lambda c: (
+            _order_key(c),
+            _canonical(c) if counts[_order_key(c)] > 1 else b"",
+            repr(c.local_score) if counts[_order_key(c)] > 1 else "",
+        ),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from fusion_builders import NOW, UIDS, cand, facts
+from fusion_builders import NOW, UIDS, cand, default_sources, facts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -120,3 +120,13 @@ def test_local_score_never_changes_the_order(scenario, scores) -> None:
     rescored = [c.model_copy(update={"local_score": s}) for c, s in zip(pool, scores, strict=False)]
     assert _order(fuse(pool, sources, dict(UIDS), params)) == _order(
         fuse(rescored, sources, dict(UIDS), params))
+
+
+def test_copies_of_one_candidate_differing_only_in_local_score_fuse_the_same_in_any_order() -> None:
+    low = cand("tasks:a.md#L1-L2", 1, record_type="task", local_score=0.0)
+    high = cand("tasks:a.md#L1-L2", 1, record_type="task", local_score=1.0)
+    sources = default_sources()
+    params = FusionParams(query="restore drill", evaluated_at=NOW, relevance_floor=0.0, limit=0)
+    assert _fingerprint(fuse([low, high], sources, dict(UIDS), params)) == _fingerprint(
+        fuse([high, low], sources, dict(UIDS), params)
+    )
