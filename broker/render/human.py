@@ -336,10 +336,10 @@ def _refresh_summary(source: SourceRefresh) -> str:
         return f"failed: {detail}; run 'recall doctor' for more"
     health = source.health
     indexed = ""
-    if health is not None and health.indexed_count is not None:
-        indexed = f"{health.indexed_count} records indexed"
-        if health.record_count is not None and health.record_count != health.indexed_count:
-            indexed += f" of {health.record_count}"
+    if health is not None and health.record_count is not None:
+        indexed = f"{health.record_count} records"
+        if health.indexed_count is not None and health.indexed_count < health.record_count:
+            indexed += f", {health.indexed_count} indexed so far"
     state = "up to date" if source.status == "refreshed" else "needs attention"
     if health is not None and health.coverage != "complete":
         state = f"{health.coverage} coverage"

@@ -57,3 +57,9 @@ def test_every_result_locator_expands(recall) -> None:
     assert locators
     for locator in locators:
         assert recall("expand", locator).returncode == 0, locator
+
+
+def test_every_command_in_the_quickstart_works() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_quickstart.py")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
