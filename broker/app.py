@@ -41,6 +41,7 @@ from broker.expand import expand as expand_locator
 from broker.fusion import FusionParams, SourceFacts, fuse
 from broker.listing import list_sources
 from broker.plan import QueryPlan, Target, plan_query
+from broker.project_settings import vet_project_settings
 from broker.refresh import Progress
 from broker.refresh import refresh as refresh_sources
 from broker.shaping import shape
@@ -295,9 +296,12 @@ def exit_code(response: QueryResponse) -> int:
 async def open_broker(config: Config) -> AsyncIterator[Broker]:
     """A broker whose adapter processes all end when the block exits.
 
-    An error raised in the block reaches the caller as itself, not wrapped in
-    the exception group of the supervisor's task group.
+    A project source's settings are checked against its adapter's schema first
+    (:mod:`broker.project_settings`); a crossing raises ``TrustError`` and no
+    source is asked anything. An error raised in the block reaches the caller
+    as itself, not wrapped in the exception group of the supervisor's task group.
     """
+    await vet_project_settings(config)
     error: Exception | None = None
     async with Supervisor() as supervisor:
         try:
