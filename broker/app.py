@@ -177,7 +177,7 @@ class Broker:
             result,
             source_uid=source.source_uid,
             source_id=source.source_id,
-            floor=source.sensitivity,
+            floor=target.floor,
             ceiling=plan.profile.max_sensitivity,
             elapsed_ns=time.perf_counter_ns() - clock,
         )
@@ -213,7 +213,7 @@ class Broker:
                     wire,
                     source_uid=target.source.source_uid,
                     source_id=source_id,
-                    floor=target.source.sensitivity,
+                    floor=target.floor,
                 )
                 if candidate is not None and candidate.sensitivity <= plan.profile.max_sensitivity:
                     candidate.metadata = {**(candidate.metadata or {}), "promoted_successor": True}
