@@ -184,8 +184,12 @@ def project_root(file: Path) -> Path:
     return Path(os.path.realpath(file.parent))
 
 
+def _in_user_configuration(user_file: Path) -> str:
+    return f"declare the source in user configuration ({user_file})"
+
+
 def _move_to_user(user_file: Path) -> str:
-    return f"to read it anyway, declare the source in user configuration ({user_file})"
+    return "to read it anyway, " + _in_user_configuration(user_file)
 
 
 def check_project_location(
@@ -236,7 +240,8 @@ def check_project_location(
             file,
             key,
             f"location {location!r}: a project file's values are not expanded, and '~' would "
-            f"name the user's home, not the project; write a path relative to {root}",
+            f"name the user's home, not the project; write a path relative to {root}, or "
+            + _in_user_configuration(user_file),
             source_id=source_id,
         )
         return False, None
@@ -280,7 +285,7 @@ def check_credential_adapter(
         file,
         f"{key_prefix}.adapter",
         f"adapter {adapter!r} holds the user's credentials, so a project file may not add a "
-        f"source of it: declare the source in user configuration ({user_file}), or opt this "
+        f"source of it: {_in_user_configuration(user_file)}, or opt this "
         f'project in there with [projects."{root}"] credential_adapters = ["{adapter}"]',
         source_id=source_id,
     )
