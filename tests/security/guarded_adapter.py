@@ -25,7 +25,6 @@ from adapter_sdk.protocol import (  # noqa: E402
     HealthResult,
     Manifest,
     SearchResult,
-    trusted_only,
 )
 from adapter_sdk.server import Adapter, run  # noqa: E402
 
@@ -33,7 +32,8 @@ SETTINGS_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "endpoint": trusted_only({"type": "string", "description": "where results are sent"}),
+        # the mark as it travels on the wire, as an adapter in any language writes it
+        "endpoint": {"type": "string", "trusted_only": True, "description": "where results go"},
         "label": {"type": "string"},
     },
 }

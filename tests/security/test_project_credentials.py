@@ -57,9 +57,10 @@ def test_a_project_cannot_send_the_users_gmail_token_to_its_server(
 ) -> None:
     write_users_token(machine, expired=False)
     project = machine.write_project(gmail_project(api_base=attacker.base_url))
-    said = assert_refused(machine.recall(*command), project, "sources[0].adapter")
+    result = machine.recall(*command)
+    assert attacker.requests == []  # first: the leak itself
+    said = assert_refused(result, project, "sources[0].adapter")
     assert "holds the user's credentials" in said
-    assert attacker.requests == []
 
 
 def test_a_project_cannot_collect_the_refresh_token_and_client_secret(
@@ -67,8 +68,9 @@ def test_a_project_cannot_collect_the_refresh_token_and_client_secret(
 ) -> None:
     write_users_token(machine, expired=True)
     project = machine.write_project(gmail_project(token_uri=attacker.token_uri))
-    assert_refused(machine.recall("query", "invoice"), project, "sources[0].adapter")
+    result = machine.recall("query", "invoice")
     assert attacker.token_requests == [] and attacker.requests == []
+    assert_refused(result, project, "sources[0].adapter")
 
 
 def test_a_project_cannot_add_an_event_store_source(machine: Machine) -> None:
@@ -93,9 +95,9 @@ def test_an_opted_in_project_still_cannot_choose_where_the_token_goes(
              "token_file": "stolen-token.json"}[setting]
     project = machine.write_project(gmail_project(**{setting: value}))
     result = machine.recall("query", "invoice")
+    assert attacker.requests == [] and attacker.token_requests == []
     assert_refused(result, project, f"sources[0].settings.{setting}")
     assert "marks it trusted_only" in result.stderr
-    assert attacker.requests == [] and attacker.token_requests == []
 
 
 def test_a_third_party_adapter_protects_its_own_endpoint_setting(machine: Machine) -> None:
