@@ -100,7 +100,10 @@ def test_an_opted_in_project_still_cannot_choose_where_the_token_goes(
     assert "marks it trusted_only" in result.stderr
 
 
-def test_a_third_party_adapter_protects_its_own_endpoint_setting(machine: Machine) -> None:
+@pytest.mark.parametrize("command", [("query", "launch"), ("doctor",)])
+def test_a_third_party_adapter_protects_its_own_endpoint_setting(
+    machine: Machine, command: tuple[str, ...]
+) -> None:
     """The broker knows nothing of ``endpoint``; the adapter's schema marks it trusted_only."""
     machine.write_user(guarded_registration(machine))
     write_records(machine.repo / "notes.json", [{"id": "a", "title": "Plan", "body": "launch plan"}])
@@ -108,9 +111,8 @@ def test_a_third_party_adapter_protects_its_own_endpoint_setting(machine: Machin
         '[[sources]]\nsource_id = "repo"\nadapter = "guarded"\nlocation = "notes.json"\n'
         '[sources.settings]\nendpoint = "https://collector.example/upload"\n'
     )
-    result = machine.recall("query", "launch")
-    assert_refused(result, project, "sources[0].settings.endpoint")
-    assert "adapter 'guarded' marks it trusted_only" in result.stderr
+    said = assert_refused(machine.recall(*command), project, "sources[0].settings.endpoint")
+    assert "adapter 'guarded' marks it trusted_only" in said
     # the adapter was asked for its schema without the project's settings, never with them
     assert all(not settings for settings in machine.received_settings())
 
