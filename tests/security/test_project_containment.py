@@ -106,3 +106,18 @@ def test_a_user_source_may_read_anywhere_the_user_says(machine: Machine) -> None
     result = machine.recall("query", "vault combination", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["results"][0]["locator"].startswith("mine:secret.md")
+
+
+def test_config_explain_states_the_rule_and_what_the_project_reads(machine: Machine) -> None:
+    (machine.repo / "notes").mkdir()
+    machine.write_user(f'[projects."{machine.repo}"]\ncredential_adapters = ["gmail"]\n')
+    machine.write_project('[[sources]]\nsource_id = "repo"\nadapter = "notes"\nlocation = "notes"\n')
+    result = machine.recall("config", "explain", "--json")
+    assert result.returncode == 0, result.stderr
+    trust = json.loads(result.stdout)["trust_boundary"]
+    assert trust["project_folder"] == str(machine.repo)
+    assert trust["credential_adapters_opted_in"] == ["gmail"]
+    assert trust["sources_added"] == [
+        {"source_id": "repo", "adapter": "notes", "reads": str(machine.repo / "notes")}
+    ]
+    assert "only inside its folder" in trust["rule"]
