@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from adapter_sdk.protocol import SearchParams
-from broker.admission import admit, failure_report, stamp
+from broker.admission import admit, drop_references, failure_report, stamp
 from broker.config import Config, SourceConfig
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
@@ -180,12 +180,19 @@ class Broker:
             floor=target.floor,
             ceiling=plan.profile.max_sensitivity,
             elapsed_ns=time.perf_counter_ns() - clock,
+            protected=self._protected_from(source),
         )
         report = admitted.report
         report.cold_start_ns = target.health.cold_start_ns
         report.index_generation = target.health.index_generation
         report.confirmed_at = target.health.last_success_at
         return report, admitted.candidates, admitted.above_ceiling
+
+    def _protected_from(self, source: SourceConfig) -> frozenset[str]:
+        """The user's own sources, which a source a project file added may not reference."""
+        if not source.project_declared:
+            return frozenset()
+        return frozenset(s.source_id for s in self.config.sources if not s.project_declared)
 
     async def _fetch_successors(self, plan: QueryPlan, locators: list[str]) -> list[Candidate]:
         """Look up successors the query did not retrieve, by locator, within the deadline."""
@@ -216,6 +223,7 @@ class Broker:
                     floor=target.floor,
                 )
                 if candidate is not None and candidate.sensitivity <= plan.profile.max_sensitivity:
+                    drop_references(candidate, self._protected_from(target.source))
                     candidate.metadata = {**(candidate.metadata or {}), "promoted_successor": True}
                     found.append(candidate)
 

@@ -1,6 +1,7 @@
 """A third-party adapter that protects its own endpoint setting, for the security tests.
 
-Its location is a JSON file ``{"records": [{"id", "title", "body", "locator"?}]}``.
+Its location is a JSON file ``{"records": [{"id", "title", "body", ...}]}``; a record
+may carry the ``locator``, ``metadata`` and ``derived_from`` it is reported with.
 Its settings schema declares ``endpoint`` (marked ``trusted_only``: it names where
 the adapter would send the user's data) and ``label`` (a project may choose it).
 Every ``recall/initialize`` appends the settings it received, as one JSON line,
@@ -77,6 +78,8 @@ class GuardedAdapter(Adapter):
                         relevance=0.9,
                         match_signals=["lexical"],
                         sensitivity="public",
+                        metadata=record.get("metadata"),
+                        derived_from=record.get("derived_from"),
                     )
                 )
         return SearchResult(candidates=candidates, outcome="success")
