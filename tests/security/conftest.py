@@ -76,13 +76,16 @@ class Machine:
         return [json.loads(line) for line in self.guarded_log.read_text().splitlines()]
 
 
-def guarded_registration(machine: Machine, name: str = "guarded", floor: str = "internal") -> str:
+def guarded_registration(
+    machine: Machine, name: str = "guarded", floor: str = "internal", holds_credentials: bool = False
+) -> str:
     return f"""
 [adapters.{name}]
 command = {json.dumps(sys.executable)}
 args = [{json.dumps(str(GUARDED_ADAPTER))}]
 env = {{ GUARDED_LOG = {json.dumps(str(machine.guarded_log))}, GUARDED_FLOOR = "{floor}" }}
 freshness_modes = ["live"]
+holds_credentials = {json.dumps(holds_credentials)}
 """
 
 

@@ -141,3 +141,23 @@ def test_a_setting_the_adapter_leaves_open_reaches_it(machine: Machine) -> None:
     assert result.returncode == 0, result.stderr
     assert [r["locator"] for r in json.loads(result.stdout)["results"]] == ["repo:a"]
     assert {"label": "team"} in machine.received_settings()
+
+
+def test_a_registered_adapter_the_user_says_holds_credentials_needs_an_opt_in(
+    machine: Machine,
+) -> None:
+    registration = guarded_registration(machine, holds_credentials=True)
+    machine.write_user(registration)
+    write_records(machine.repo / "notes.json", [{"id": "a", "title": "Plan", "body": "launch plan"}])
+    project = machine.write_project(
+        '[[sources]]\nsource_id = "repo"\nadapter = "guarded"\nlocation = "notes.json"\n'
+    )
+    assert_refused(machine.recall("query", "launch"), project, "sources[0].adapter")
+    assert machine.received_settings() == []  # refused before anything started
+
+    machine.write_user(
+        registration + f'\n[projects."{machine.repo}"]\ncredential_adapters = ["guarded"]\n'
+    )
+    result = machine.recall("query", "launch", "--json")
+    assert result.returncode == 0, result.stderr
+    assert [r["locator"] for r in json.loads(result.stdout)["results"]] == ["repo:a"]
