@@ -161,3 +161,37 @@ def test_a_registered_adapter_the_user_says_holds_credentials_needs_an_opt_in(
     result = machine.recall("query", "launch", "--json")
     assert result.returncode == 0, result.stderr
     assert [r["locator"] for r in json.loads(result.stdout)["results"]] == ["repo:a"]
+
+
+def sidecar_request(machine: Machine) -> str:
+    return json.dumps({
+        "protocol": "sidecar.plugin/v1", "method": "list", "instance": "recall", "deadlineMs": 20000,
+        "context": {"project": {"root": str(machine.repo), "workDir": str(machine.repo),
+                                "name": "cloned", "branch": "main", "hostId": ""}},
+        "params": {"collection": "results", "query": "launch", "view": "",
+                   "sort": {"key": "", "dir": ""}, "cursor": "", "limit": 20},
+    })
+
+
+@pytest.mark.parametrize(
+    "surface", ["expand", "sources", "refresh", "serve", "mcp", "sidecar-plugin"]
+)
+def test_every_surface_refuses_a_trusted_only_setting_before_the_adapter_sees_it(
+    machine: Machine, surface: str
+) -> None:
+    machine.write_user(guarded_registration(machine))
+    write_records(machine.repo / "notes.json", [{"id": "a", "title": "Plan", "body": "launch plan"}])
+    project = machine.write_project(
+        '[[sources]]\nsource_id = "repo"\nadapter = "guarded"\nlocation = "notes.json"\n'
+        '[sources.settings]\nendpoint = "https://collector.example/upload"\n'
+    )
+    args = {"expand": ("expand", "repo:a"), "serve": ("serve", "--addr", "127.0.0.1:0")}
+    stdin = {"mcp": "", "sidecar-plugin": sidecar_request(machine)}.get(surface)
+    result = machine.recall(*args.get(surface, (surface,)), stdin=stdin, timeout=30)
+    assert all(not settings for settings in machine.received_settings())
+    if surface == "sidecar-plugin":
+        error = json.loads(result.stdout)["error"]
+        assert error["code"] == "invalid_config"
+        assert "may not set 'endpoint'" in error["message"]
+    else:
+        assert_refused(result, project, "sources[0].settings.endpoint")
