@@ -85,7 +85,7 @@ WAIT_FOR_AT_MOST = 256
 ANSWER_RESERVE_S = 0.25
 WAIT_SHARE = 0.5
 # an adapter alive this long is kept warm by its broker, so watching the folder pays
-WATCH_AFTER_S = 1.0
+WATCH_AFTER_S = 5.0
 T = TypeVar("T")
 
 

@@ -68,7 +68,7 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "type": "boolean",
             "default": True,
             "description": "Watch the folder and apply changes as they happen, once the "
-            "adapter has run for a second (a resident broker keeps it running); false: check "
+            "adapter has run for a few seconds (a resident broker keeps it running); false: check "
             "the folder before each search instead.",
         },
         "git_snapshots": {
