@@ -24,11 +24,11 @@ class OutsideRoot(OSError):
     """The path resolves to a file outside the notes folder (or not to a regular file)."""
 
 
-def read_inside(root: str, rel: str, limit: int) -> bytes:
+def read_inside(root: str, rel: str, limit: int, real_root: str | None = None) -> bytes:
     """Up to ``limit`` bytes of ``root/rel``; :class:`OutsideRoot` when what opened is not
-    a regular file inside ``root``, any other :class:`OSError` as it happened."""
-    real_root = os.path.realpath(root)
-    fd = _open_checked(real_root, root, rel)
+    a regular file inside ``root`` (whose real path is ``real_root``, when the caller
+    already knows it), any other :class:`OSError` as it happened."""
+    fd = _open_checked(real_root or os.path.realpath(root), root, rel)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OutsideRoot(f"{rel} is not a regular file")

@@ -219,8 +219,9 @@ def _stat_paths(root: str, paths: Iterable[str]) -> ScanResult:
     return result
 
 
-# one unit of work: a path and its stat to (re)read, or None to forget the path
-WorkItem = tuple[str, FileStat | None]
+# one unit of work: a path and its stat to (re)read, or None to forget the path, and
+# whether the index holds any record of it yet (a first build's files have none)
+WorkItem = tuple[str, FileStat | None, bool]
 
 
 def _work(conn: sqlite3.Connection, found: ScanResult, full: bool, whole_folder: bool) -> list[WorkItem]:
@@ -234,14 +235,14 @@ def _work(conn: sqlite3.Connection, found: ScanResult, full: bool, whole_folder:
     work: list[WorkItem] = []
     for rel in found.unaddressable:
         if rel not in known:
-            work.append((rel, FileStat(-1, -1)))
+            work.append((rel, FileStat(-1, -1), False))
     for rel, stat in found.files.items():
         recorded = known.get(rel)
         if not full and recorded is not None and _trusted(*recorded, stat):
             continue
-        work.append((rel, stat))
+        work.append((rel, stat, recorded is not None))
     present = set(found.files) | set(found.unaddressable)
-    work += [(rel, None) for rel in known if rel not in present]
+    work += [(rel, None, True) for rel in known if rel not in present]
     return work
 
 
@@ -277,12 +278,15 @@ class _Updater:
         self.next_chunk = (conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0) + 1
         row = conn.execute("SELECT value FROM meta WHERE key = 'content_digest'").fetchone()
         self.digest = int(row[0], 16) if row else 0
+        self.real_root = os.path.realpath(root) if root else ""
+        self.recorded = True  # whether the path at hand may have rows to replace
         self.rows: dict[str, list[tuple[object, ...]]] = {
             "notes": [], "chunks": [], "chunk_text": [], "identifiers": []
         }
 
     def apply(self, batch: list[WorkItem]) -> None:
-        for rel, stat in batch:
+        for rel, stat, recorded in batch:
+            self.recorded = recorded
             if stat is None:
                 self._forget(rel)
                 self.report.files_removed += 1
@@ -290,6 +294,7 @@ class _Updater:
                 self.decline(rel, FileStat(0, 0), UNADDRESSABLE, UNADDRESSABLE_FIX)
             else:
                 self._refresh(rel, stat)
+        self.recorded = True
 
     def finish(self) -> None:
         self._flush()
@@ -306,7 +311,7 @@ class _Updater:
             self.decline(rel, stat, *oversize(stat.size, self.settings))
             return
         try:
-            data = read_inside(self.root, rel, limit + 1)
+            data = read_inside(self.root, rel, limit + 1, self.real_root)
         except OutsideRoot:
             self._forget(rel)
             self.report.skipped_links.append(rel)
@@ -316,7 +321,7 @@ class _Updater:
             self.fail(rel, stat, f"unreadable: {exc.strerror or exc}")
             return
         self.report.files_read += 1
-        self.take(rel, stat, data, self._note(rel))
+        self.take(rel, stat, data, self._note(rel) if self.recorded else None)
 
     def _note(self, rel: str) -> tuple[int, str] | None:
         row = self.conn.execute("SELECT id, sha256 FROM notes WHERE path = ?", (rel,)).fetchone()
@@ -362,8 +367,10 @@ class _Updater:
 
     def _record(self, table: str, rel: str, row: tuple[object, ...], reason: str) -> None:
         other = "declined" if table == "failures" else "failures"
-        self._forget_in(other, rel)
-        previous = self.conn.execute(f"SELECT reason FROM {table} WHERE path = ?", (rel,)).fetchone()
+        previous = None
+        if self.recorded:
+            self._forget_in(other, rel)
+            previous = self.conn.execute(f"SELECT reason FROM {table} WHERE path = ?", (rel,)).fetchone()
         marker = "!" if table == "failures" else "?"
         if previous is not None:
             self.digest ^= _file_digest(rel, marker + previous[0])
@@ -375,6 +382,8 @@ class _Updater:
 
     def _forget(self, rel: str) -> None:
         """Drop every record of ``rel``: its note, failure or declined entry."""
+        if not self.recorded:
+            return
         self._forget_note(rel)
         self._forget_in("failures", rel)
         self._forget_in("declined", rel)
@@ -387,7 +396,7 @@ class _Updater:
             self.report.changed = True
 
     def _forget_note(self, rel: str) -> None:
-        note = self._note(rel)
+        note = self._note(rel) if self.recorded else None
         if note is None:
             return
         note_id, sha = note
