@@ -175,15 +175,16 @@ class NotesAdapter(Adapter):
         if params.as_of is not None and self.repo is not None:
             return self._search_snapshot(params, params.as_of, self.repo)
         cancellation = current_cancellation()
-        freshness, report = self._settle(params.deadline, check=True)
-        candidates, diagnostics, stale = self._answer(params, cancellation)
+        freshness, report, progress = self._settle(params.deadline, check=True)
+        complete = progress.idle and self._count("failures") == 0
+        candidates, diagnostics, stale = self._answer(params, cancellation, complete)
         if stale:  # a returned note changed since it was indexed: index it, then answer again
             self._catchup().enqueue(sorted(stale))
-            freshness, again = self._settle(params.deadline, check=False)
+            freshness, again, progress = self._settle(params.deadline, check=False)
             report.add(again)
-            candidates, diagnostics, stale = self._answer(params, cancellation)
+            complete = progress.idle and self._count("failures") == 0
+            candidates, diagnostics, stale = self._answer(params, cancellation, complete)
         self.last_success_at = datetime.now(UTC)
-        progress = self._catchup().progress()
         diagnostics.update(
             generation=store.meta("generation"),
             indexed_count=int(store.meta("note_count", "0")),
@@ -209,7 +210,7 @@ class NotesAdapter(Adapter):
         )
 
     def _answer(
-        self, params: SearchParams, cancellation: Cancellation
+        self, params: SearchParams, cancellation: Cancellation, complete: bool
     ) -> tuple[list[Any], dict[str, Any], set[str]]:
         """Candidates from the index as it is, and the returned notes whose bytes no
         longer match the indexed revision (changed, gone, or now outside the folder)."""
@@ -224,7 +225,7 @@ class NotesAdapter(Adapter):
             context = SearchContext(
                 source_id=self.source_id,
                 observed_at=datetime.now(UTC),
-                complete=self._count("failures") == 0 and self._catchup().progress().idle,
+                complete=complete,
                 generation=store.meta("generation"),
                 read_note=read_note,
             )
@@ -247,17 +248,17 @@ class NotesAdapter(Adapter):
         }
         return candidates, diagnostics, stale
 
-    def _settle(self, deadline: datetime, check: bool) -> tuple[dict[str, Any], SyncReport]:
+    def _settle(self, deadline: datetime, check: bool) -> tuple[dict[str, Any], SyncReport, Progress]:
         """Learn what changed (unless the folder is watched), hand it to the catch-up, and
-        wait for it while little is pending. Returns the freshness this gives an answer,
-        and what the catch-up did meanwhile."""
+        wait for it while little is pending. Returns the freshness this gives an answer
+        read from the index now, what the catch-up did meanwhile, and what is left."""
         catchup = self._catchup()
         store = self._store()
         cancellation = current_cancellation()
         checked_at = datetime.now(UTC)
         watched = self.watcher is not None and self.watcher.watching
         mode = "watched"
-        before = catchup.last_report
+        runs_done = catchup.runs_done
         if check and not watched:
             found = quick_check(store.conn(), self.root, self.settings, int(store.meta("note_count", "0")))
             mode = "swept" if found.sweep else "checked"
@@ -273,20 +274,18 @@ class NotesAdapter(Adapter):
             forget()
         if cancellation.requested:
             raise RpcError(ErrorCode.deadline_exceeded, "search cancelled")
-        after = catchup.last_report
-        report = after if after is not None and after is not before else SyncReport()
-        report.files_scanned = report.files_scanned if mode == "swept" else 0
+        report = catchup.done_since(runs_done)
         if catchup.rebuilt_reason:
             store.rebuilt_reason = catchup.rebuilt_reason
         freshness = describe(mode, checked_at, progress.pending, store.meta("swept_ns"))
-        return freshness, report
+        return freshness, report, progress
 
     def _partial_reason(self, progress: Progress, failed: int, stale: set[str]) -> tuple[str, str] | None:
         """Why an answer is partial (a short reason and a sentence), or None if it is not."""
         indexed = int(self._store().meta("note_count", "0"))
         if not progress.idle:
             building = not self._store().meta("build_complete")
-            pending = "the folder is still being listed" if progress.pending == 0 else (
+            pending = "the folder is still being listed" if progress.scanning else (
                 f"{progress.pending} notes are waiting to be indexed"
             )
             what = "the first index build is running" if building else "the index is catching up"
@@ -453,6 +452,7 @@ class NotesAdapter(Adapter):
         store = self._store()
         catchup = self._catchup()
         before = (store.meta("generation"), store.meta("content_digest"), store.meta("note_count"))
+        runs_done = catchup.runs_done
         catchup.sweep(full=bool(params.full))
         cancellation = current_cancellation()
         forget = cancellation.on_cancel(catchup.wake)
@@ -463,14 +463,15 @@ class NotesAdapter(Adapter):
             forget()
         after = (store.meta("generation"), store.meta("content_digest"), store.meta("note_count"))
         progress = CheckpointProgress.advanced if after != before else CheckpointProgress.unchanged
-        return self._health(progress=progress)
+        return self._health(progress=progress, report=catchup.done_since(runs_done))
 
-    def _health(self, progress: CheckpointProgress | None) -> HealthResult:
+    def _health(self, progress: CheckpointProgress | None, report: SyncReport | None = None) -> HealthResult:
         if self._unavailable_reason() is None:
-            return self._recovering(lambda: self._report(progress))
-        return self._report(progress)
+            return self._recovering(lambda: self._report(progress, report))
+        return self._report(progress, None)
 
-    def _report(self, progress: CheckpointProgress | None) -> HealthResult:
+    def _report(self, progress: CheckpointProgress | None, report: SyncReport | None) -> HealthResult:
+        """Health now; ``report`` is what a refresh did (else the latest catch-up run)."""
         now = datetime.now(UTC)
         diagnostics: dict[str, Any] = {
             "store_identity": self._store_identity(),
@@ -502,7 +503,7 @@ class NotesAdapter(Adapter):
         supersedes_issues = self._supersedes_issues(conn)
         if supersedes_issues:
             diagnostics["supersedes_unresolved"] = supersedes_issues
-        last = catchup.last_report
+        last = report or catchup.last_report
         if last is not None:
             diagnostics.update(last.diagnostics())
             if last.skipped_dirs:

@@ -21,6 +21,8 @@ from adapters.notes.settings import NotesSettings
 from adapters.notes.store import IndexWriteError, Store, is_corruption
 from adapters.notes.sync import SyncReport, sync
 
+KEEP_RUNS = 32
+
 
 @dataclass(frozen=True)
 class Progress:
@@ -40,6 +42,8 @@ class Catchup:
     def __init__(self, store: Store, root: str, settings: NotesSettings) -> None:
         self.store, self.root, self.settings = store, root, settings
         self.last_report: SyncReport | None = None
+        self.runs_done = 0  # runs completed so far; a caller notes it to ask what came after
+        self._done: list[tuple[int, SyncReport]] = []  # the latest completed runs, numbered
         self.last_error: str | None = None
         self.rebuilt_reason: str | None = None
         self.swept_from = 0.0  # time.time() at which the last completed sweep started
@@ -90,6 +94,17 @@ class Catchup:
         with self._cond:
             return self._progress()
 
+    def done_since(self, runs_done: int) -> SyncReport:
+        """What the runs completed after ``runs_done`` did, folded into one report."""
+        folded = SyncReport()
+        with self._cond:
+            later = [report for number, report in self._done if number > runs_done]
+        for report in later:
+            folded.add(report)
+            folded.full |= report.full
+            folded.skipped_dirs, folded.skipped_links = report.skipped_dirs, report.skipped_links
+        return folded
+
     def wait(self, timeout: float, *, at_most: int | None = None,
              give_up: Callable[[], bool] | None = None) -> Progress:
         """Wait until the work is done, for at most ``timeout`` seconds; stop waiting at
@@ -131,14 +146,16 @@ class Catchup:
                 while not (self._sweep or self._paths or self._dirs or self._stopping):
                     self._cond.wait()
                 if self._stopping:
-                    return
+                    break
                 sweep, full = self._sweep, self._full
                 paths, dirs = list(self._paths), dict(self._dirs)
                 self._sweep = self._full = False
                 self._paths.clear()
                 self._dirs.clear()
                 self._busy, self._scanning = True, sweep
+                self._pending = 0 if sweep else len(paths)
             started = time.time()
+            report: SyncReport | None = None
             try:
                 report = self._run(sweep, full, paths, dirs)
                 self.last_report = report
@@ -153,7 +170,11 @@ class Catchup:
                 with self._cond:
                     self._busy = self._scanning = False
                     self._pending = 0
+                    self.runs_done += 1
+                    if report is not None:
+                        self._done = [*self._done[-(KEEP_RUNS - 1):], (self.runs_done, report)]
                     self._cond.notify_all()
+        self.store.close()  # this thread's connection
 
     def _run(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> SyncReport:
         try:

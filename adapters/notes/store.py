@@ -105,8 +105,6 @@ class Store:
         self.identity = {"format": FORMAT, "root": root, "settings": settings_digest}
         self.write_lock = threading.RLock()
         self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []  # every thread's, for close()
-        self._opened_lock = threading.Lock()
         self._epoch = 0
         self.rebuilt_reason: str | None = None
 
@@ -158,16 +156,11 @@ class Store:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=5000")
             local.conn, local.epoch = conn, self._epoch
-            with self._opened_lock:
-                self._opened.append(conn)
         return local.conn  # type: ignore[no-any-return]
 
     def _close_local(self) -> None:
         conn = getattr(self._local, "conn", None)
         if conn is not None:
-            with self._opened_lock:
-                if conn in self._opened:
-                    self._opened.remove(conn)
             conn.close()
             self._local.conn = None
 
@@ -202,22 +195,13 @@ class Store:
             self.conn().execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def close(self) -> None:
-        """Close every thread's connection, so the last one folds the WAL back into the
-        file; a connection another thread is still using is closed as far as it can be."""
-        with self._opened_lock:
-            opened, self._opened = self._opened, []
-        if opened:
-            try:
-                opened[0].execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error:
-                pass
-        for conn in opened:
-            try:
-                conn.interrupt()
-                conn.close()
-            except sqlite3.Error:
-                pass
-        self._epoch += 1
+        """Fold the WAL back into the file, then close this thread's connection (each
+        thread closes its own: closing one another thread is using is not safe)."""
+        try:
+            self.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass
+        self._close_local()
 
 
 def _refused_write(exc: sqlite3.OperationalError) -> str | None:

@@ -75,7 +75,7 @@ class SyncReport:
 
     def add(self, other: SyncReport) -> None:
         """Fold a later sync's counts into this one (a search that waited for two)."""
-        self.files_scanned += other.files_scanned
+        self.files_scanned = max(self.files_scanned, other.files_scanned)  # one folder, listed twice
         self.files_read += other.files_read
         self.files_reindexed += other.files_reindexed
         self.files_removed += other.files_removed

@@ -155,6 +155,7 @@ def test_deleted_note_disappears(adapter: NotesProcess, notes_dir: Path) -> None
 
 def test_unchanged_folder_reads_nothing(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
     process.initialize(str(notes_dir), str(workdir), {"watch": False})
+    process.health()  # the first build is done
     result = process.search("restic")
     assert result["diagnostics"]["freshness"]["mode"] == "swept"
     assert result["diagnostics"]["files_read"] == 0
