@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -63,8 +64,6 @@ def notes_folder(workdir: Path, size: str) -> Path:
     marker = root / ".complete"
     stamp = f"{SIZES[size]}\n"
     if not (marker.exists() and marker.read_text() == stamp):
-        import shutil
-
         shutil.rmtree(root, ignore_errors=True)
         generate(root / "notes", SIZES[size])
         marker.write_text(stamp)
@@ -322,7 +321,12 @@ def bench_size(size: str, workdir: Path, kill_after: float, warm_runs: int) -> d
         recall = Recall(Path(home), notes)
         result["build"] = build(recall, kill_after)
         result["cold_edit"] = cold_edit(recall, notes)
-        adapter = Adapter(notes, Path(home) / "resident")
+        resident = Path(home) / "resident"
+        built = next((Path(home) / "state").rglob("notes-index.sqlite3"), None)
+        if built is not None:  # start from the index the command built, as a broker would
+            resident.mkdir()
+            shutil.copy(built, resident / built.name)
+        adapter = Adapter(notes, resident)
         try:
             adapter.call("recall/refresh", {"deadline": _deadline(600)})
             result["watched"] = adapter.wait_watched()

@@ -462,7 +462,9 @@ class NotesAdapter(Adapter):
         finally:
             forget()
         after = (store.meta("generation"), store.meta("content_digest"), store.meta("note_count"))
-        progress = CheckpointProgress.advanced if after != before else CheckpointProgress.unchanged
+        # a refresh that stopped on an error has not advanced, whatever batches it committed
+        advanced = after != before and catchup.progress().error is None
+        progress = CheckpointProgress.advanced if advanced else CheckpointProgress.unchanged
         return self._health(progress=progress, report=catchup.done_since(runs_done))
 
     def _health(self, progress: CheckpointProgress | None, report: SyncReport | None = None) -> HealthResult:
@@ -515,6 +517,7 @@ class NotesAdapter(Adapter):
             diagnostics["index_rebuilt"] = catchup.rebuilt_reason or store.rebuilt_reason
         if work.error:
             diagnostics["last_build_error"] = work.error
+            diagnostics["detail"] = f"{work.error}; searches answer from the index as it was"
         watched = self.watcher is not None and self.watcher.watching
         diagnostics["freshness"] = describe(
             "watched" if watched else "checked", now, work.pending, store.meta("swept_ns")
