@@ -471,3 +471,32 @@ def test_expand_never_reads_a_path_the_scan_skips(process: NotesProcess, notes_d
     with pytest.raises(RpcFailure) as failure:
         process.expand("notes:.git/secret.md#L1-L3", "full")
     assert failure.value.code == -32003
+
+
+def test_aliases_setting_names_a_note_exactly(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
+    process.initialize(str(notes_dir), str(workdir), {"aliases": {"ideas.txt": ["Wiki Exodus Plan"]}})
+    top = process.search("wiki exodus plan")["candidates"][0]
+    assert top["source_record_id"] == "ideas.txt"
+    assert "alias" in top["match_signals"] and "exact_identifier" in top["match_signals"]
+
+
+def test_aliases_setting_refuses_paths_outside_the_folder(
+    process: NotesProcess, notes_dir: Path, workdir: Path
+) -> None:
+    with pytest.raises(RpcFailure) as refused:
+        process.initialize(str(notes_dir), str(workdir), {"aliases": {"../x.md": ["X"]}})
+    assert refused.value.code == -32602
+
+
+def test_examples_quote_queries_keeps_quoted_examples_out_of_the_index(
+    process: NotesProcess, notes_dir: Path, workdir: Path
+) -> None:
+    write_note(notes_dir, "howto/search.md", '# Searching\n\nTry a query such as "flamingo budget".\n')
+    write_note(notes_dir, "finance/birds.md", "# Birds\n\nThe flamingo budget was approved.\n")
+    process.initialize(str(notes_dir), str(workdir))
+    assert {c["source_record_id"] for c in process.search("flamingo budget")["candidates"]} == {
+        "howto/search.md", "finance/birds.md"
+    }
+    process.initialize(str(notes_dir), str(workdir), {"examples_quote_queries": True})
+    found = process.search("flamingo budget")["candidates"]
+    assert [c["source_record_id"] for c in found] == ["finance/birds.md"]
