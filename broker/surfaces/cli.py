@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "serve the HTTP API on loopback"),
     "mcp": ("mcp", "serve the MCP tools over stdio"),
     "sidecar-plugin": ("sidecar_plugin", "answer one Sidecar plugin request on stdin"),
+    "hook": ("hook", "evidence before every reply, for agent hosts; install the hook"),
     "version": ("version", "print the version"),
 }
 
