@@ -22,7 +22,15 @@ from pathlib import Path
 
 import orjson
 
-from broker.contracts import Budget, Mode, QueryRequest, QueryResponse, Result, Surface, Verdict
+from broker.contracts import (
+    SHOWN_VERDICTS,
+    Budget,
+    Mode,
+    QueryRequest,
+    QueryResponse,
+    Result,
+    Surface,
+)
 
 DEFAULT_TURN_LATENCY_MS = 2000
 """Well under an agent host's hook timeout (Claude Code allows 60 s)."""
@@ -67,8 +75,8 @@ def turn_request(turn: Turn, settings: TurnSettings, already_shown: Iterable[str
 
 
 def injectable(response: QueryResponse) -> list[Result]:
-    """Results fit to put in front of a model: current evidence only."""
-    return [r for r in response.results if r.verdict in (None, Verdict.current)]
+    """Results fit to put in front of a model: current evidence, and contested records marked."""
+    return [r for r in response.results if r.verdict is None or r.verdict in SHOWN_VERDICTS]
 
 
 def shown_lineages(response: QueryResponse) -> list[str]:

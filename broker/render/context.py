@@ -18,6 +18,7 @@ import json
 from broker.contracts import QueryResponse, Result, SuppressionReason
 from broker.prereply import injectable
 from broker.render.ledger import degraded_entries
+from broker.render.pointer import claimants
 from broker.render.text import one_line
 
 PREAMBLE = (
@@ -31,6 +32,7 @@ WITHHELD_LABELS: dict[SuppressionReason, str] = {
     SuppressionReason.superseded: "superseded",
     SuppressionReason.expired: "expired",
     SuppressionReason.not_yet_valid: "not yet valid",
+    SuppressionReason.not_yet_known: "not yet known",
     SuppressionReason.sensitivity: "above the sensitivity ceiling",
     SuppressionReason.lineage_suppressed: "shown earlier",
 }
@@ -71,6 +73,9 @@ def withheld_line(response: QueryResponse) -> str | None:
 def evidence_lines(rank: int, result: Result) -> list[str]:
     primary = result.primary
     head = f"[{rank}] {primary.locator} ({result.explanation.source_id}, {primary.record_type})"
+    contested = claimants(result)
+    if contested:
+        head += f" ambiguous_supersession: {' and '.join(contested)} each claim to replace it"
     if primary.title:
         head += f" title: {quoted(primary.title)}"
     lines = [head]

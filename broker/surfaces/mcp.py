@@ -85,6 +85,7 @@ class QueryArguments(Arguments):
     since: datetime | None = None
     until: datetime | None = None
     as_of: datetime | None = None
+    valid_at: datetime | None = None
     budget_tokens: int = Field(default=DEFAULT_RESPONSE_TOKENS, ge=1)
     budget_ms: int | None = Field(default=None, ge=1, le=MAX_LATENCY_MS)
     explain: bool = False
@@ -153,7 +154,9 @@ TOOLS = [
                 "entities": _STRINGS,
                 "since": _TIME,
                 "until": _TIME,
-                "as_of": {**_TIME, "description": "answer as of this instant"},
+                "as_of": {**_TIME, "description": "transaction time: what the sources held at this instant"},
+                "valid_at": {**_TIME, "description": "valid time: judge verdicts at this instant "
+                             "(default as_of, else now)"},
                 "budget_tokens": {"type": "integer", "minimum": 1, "default": DEFAULT_RESPONSE_TOKENS},
                 "budget_ms": {"type": "integer", "minimum": 1, "maximum": MAX_LATENCY_MS,
                               "description": "latency budget in milliseconds"},
@@ -251,6 +254,7 @@ def query_request(args: QueryArguments, profile: str) -> QueryRequest:
             until=args.until,
         ),
         as_of=args.as_of,
+        valid_at=args.valid_at,
         budget=Budget(
             latency_ms=args.budget_ms or 0,
             response_tokens=args.budget_tokens,

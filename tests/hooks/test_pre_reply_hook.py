@@ -21,7 +21,7 @@ def test_lineages_a_host_passes_back_are_not_injected_again(hook_home):
     answer = first.json
     assert answer["outcome"] == "answered" and answer["coverage"] == "complete"
     assert "notes:new-target.md" in answer["context"]
-    assert answer["lineages"] and all(root.startswith("UIDHOOKNOTES00001:") for root in answer["lineages"])
+    assert answer["lineages"] and all(root.startswith("UIDNOTES0000NOTES:") for root in answer["lineages"])
     second = home.recall(
         "hook", "pre-reply", "--json",
         stdin=json.dumps({"prompt": PROBE, "suppress_lineages": answer["lineages"]}),
