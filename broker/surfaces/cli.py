@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "serve the MCP tools over stdio"),
     "sidecar-plugin": ("sidecar_plugin", "answer one Sidecar plugin request on stdin"),
     "hook": ("hook", "evidence before every reply, for agent hosts; install the hook"),
+    "report-stale": ("report_stale", "report that one note supersedes another, for review"),
+    "review": ("review", "list, accept or reject reported supersession claims"),
     "version": ("version", "print the version"),
 }
 

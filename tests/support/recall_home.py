@@ -1,8 +1,9 @@
 """A user home for the real ``recall`` command: configuration on disk, real notes adapters.
 
-``RecallHome.build(root, notes=..., fixtures=...)`` writes one notes source per
-folder (the built-in notes adapter) and one fixture-adapter source per records
-file, a ``default`` profile over all of them, and an environment whose XDG
+``RecallHome.build(root, notes=..., fixtures=..., others=...)`` writes one notes
+source per folder (the built-in notes adapter), one fixture-adapter source per
+records file, one source per other ``(adapter, location)``, a ``default``
+profile over all of them, and an environment whose XDG
 folders live under ``root``. ``recall(...)`` runs the installed command there.
 """
 
@@ -45,6 +46,7 @@ class RecallHome:
         *,
         notes: dict[str, Path],
         fixtures: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] | None = None,
+        others: dict[str, tuple[str, Path]] | None = None,
     ) -> RecallHome:
         lines = adapter_registration()
         for index, (source_id, folder) in enumerate(notes.items()):
@@ -58,7 +60,11 @@ class RecallHome:
                                   data, sensitivity="internal", timeout_ms=60000)
             lines += settings_table(settings)
             lines.append("")
-        sources = [*notes, *(fixtures or {})]
+        for index, (source_id, (adapter, location)) in enumerate((others or {}).items()):
+            lines += source_table(f"UIDOTHR{index:04d}{source_id.upper()[:6]}", source_id, adapter,
+                                  location, sensitivity="internal", timeout_ms=10000)
+            lines.append("")
+        sources = [*notes, *(fixtures or {}), *(others or {})]
         lines += ["[profiles.default]", f"sources = {json.dumps(sources)}", 'max_sensitivity = "internal"']
         config_dir = root / "config" / "recall"
         config_dir.mkdir(parents=True, exist_ok=True)
