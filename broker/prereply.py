@@ -18,6 +18,7 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -48,6 +49,8 @@ class TurnSettings:
     latency_ms: int = DEFAULT_TURN_LATENCY_MS
     response_tokens: int = DEFAULT_TURN_TOKENS
     limit: int = DEFAULT_TURN_LIMIT
+    valid_at: datetime | None = None
+    """Judge verdicts at this instant (valid time) instead of now."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ def turn_request(turn: Turn, settings: TurnSettings, already_shown: Iterable[str
             surface=Surface.tool,
         ),
         limit=settings.limit,
+        valid_at=settings.valid_at,
         suppress_lineages=suppressed or None,
     )
 

@@ -47,3 +47,11 @@ def test_bad_suppress_lineages_exit_0_with_one_line(hook_home):
     run = hook_home().recall("hook", "pre-reply", stdin=json.dumps({"prompt": PROBE, "suppress_lineages": "x"}))
     assert (run.code, run.stdout) == (0, "")
     assert run.stderr.startswith("recall hook: suppress_lineages must be a list")
+
+
+def test_valid_at_judges_the_turn_at_an_earlier_instant(hook_home):
+    run = hook_home().recall("hook", "pre-reply", "--valid-at", "2024-01-01", stdin=PROBE)
+    assert run.code == 0, run.stderr
+    assert "notes:old-target.md" in run.stdout
+    assert "new-target.md" not in run.stdout
+    assert "1 not yet valid withheld" in run.stdout

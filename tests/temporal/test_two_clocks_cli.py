@@ -129,3 +129,23 @@ def test_valid_at_must_be_a_time(written_this_year):
     run = written_this_year.recall("query", QUESTION, "--valid-at", "mid-2024")
     assert run.code == 1
     assert "--valid-at: 'mid-2024' is not a time" in run.stderr
+
+
+def test_two_successors_claiming_one_note_mark_it_ambiguous_and_withhold_nothing(tmp_path):
+    notes = tmp_path / "notes"
+    write_note(notes, "target-2024.md", TARGET_2024.replace("valid_until: 2024-12-31\n", ""))
+    write_note(notes, "fly.md", TARGET_2025.replace("target-2024", "target-2024.md"))
+    write_note(notes, "render.md", "---\ntitle: Deploy target Render\nsupersedes: target-2024\n---\n"
+               "# Deploy target\n\nThe wiki deploys to Render.\n")
+    home = RecallHome.build(tmp_path, notes={"notes": notes})
+    run = home.recall("query", "wiki deploy target", "--json", "--explain")
+    assert run.code == 0, run.stderr
+    results = {r["primary"]["locator"].split("#")[0]: r for r in run.json["results"]}
+    assert set(results) == {"notes:target-2024.md", "notes:fly.md", "notes:render.md"}
+    contested = results["notes:target-2024.md"]
+    assert contested["verdict"] == "ambiguous_supersession"
+    claimants = [c.split("#")[0] for c in contested["explanation"]["temporal"]["claimed_by"]]
+    assert claimants == ["notes:fly.md", "notes:render.md"]
+    assert not [s for s in run.json["suppressed"] if s["reason"] == "superseded"]
+    human = home.recall("query", "wiki deploy target").stdout
+    assert "ambiguous_supersession claimed by notes:fly.md#" in human

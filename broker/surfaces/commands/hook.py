@@ -53,6 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"size budget of the evidence in estimated tokens (default {DEFAULT_TURN_TOKENS})")
     parser.add_argument("--limit", type=int, default=DEFAULT_TURN_LIMIT, metavar="N",
                         help=f"most evidence items injected (default {DEFAULT_TURN_LIMIT})")
+    parser.add_argument("--valid-at", metavar="TIME",
+                        help="judge verdicts at this instant (valid time) instead of now")
     parser.add_argument("--session", metavar="ID", help="pre-reply: the host's session id")
     parser.add_argument("--suppress-lineage", action="append", default=[], metavar="ROOT",
                         help="pre-reply: a lineage root already shown (repeatable)")
@@ -128,7 +130,10 @@ def _answer(args: argparse.Namespace) -> int:
         return 0
     if hook.cwd is not None:
         os.chdir(hook.cwd)  # the host's project: its recall.toml applies
-    settings = TurnSettings(args.profile, args.budget_ms, args.budget_tokens, args.limit)
+    from broker.surfaces.commands._common import parse_time
+
+    valid_at = parse_time(args.valid_at, "--valid-at") if args.valid_at else None
+    settings = TurnSettings(args.profile, args.budget_ms, args.budget_tokens, args.limit, valid_at)
     result = run_turn(lambda work: with_broker(args, work), hook, settings)
     if result.coverage == "degraded" and result.block is None:
         warn(f"outcome {result.outcome}, coverage degraded; nothing injected")
