@@ -97,10 +97,11 @@ def _hook(args: argparse.Namespace) -> int:
 
 def _answer(args: argparse.Namespace) -> int:
     import os
+    from dataclasses import replace
 
     from broker.errors import UsageError
     from broker.prereply import Turn, TurnSettings
-    from broker.surfaces.commands._common import with_broker
+    from broker.surfaces.commands._common import parse_time, print_json, with_broker
     from broker.surfaces.hook import (
         MAX_INPUT_BYTES,
         claude_code_output,
@@ -121,17 +122,12 @@ def _answer(args: argparse.Namespace) -> int:
         return 0
     if args.action == "pre-reply" and (args.session or args.suppress_lineage):
         turn = hook.turn
-        hook = type(hook)(
-            Turn(turn.prompt, args.session or turn.session_id,
-                 (*turn.suppress_lineages, *args.suppress_lineage)),
-            hook.cwd,
-        )
+        hook = replace(hook, turn=Turn(turn.prompt, args.session or turn.session_id,
+                                       (*turn.suppress_lineages, *args.suppress_lineage)))
     if not hook.turn.prompt:
         return 0
     if hook.cwd is not None:
         os.chdir(hook.cwd)  # the host's project: its recall.toml applies
-    from broker.surfaces.commands._common import parse_time
-
     valid_at = parse_time(args.valid_at, "--valid-at") if args.valid_at else None
     settings = TurnSettings(args.profile, args.budget_ms, args.budget_tokens, args.limit, valid_at)
     result = run_turn(lambda work: with_broker(args, work), hook, settings)
@@ -141,8 +137,6 @@ def _answer(args: argparse.Namespace) -> int:
         if result.block:
             sys.stdout.write(claude_code_output(result.block) + "\n")
     elif args.json:
-        from broker.surfaces.commands._common import print_json
-
         print_json({"context": result.block, "lineages": result.lineages,
                     "outcome": result.outcome, "coverage": result.coverage})
     elif result.block:
