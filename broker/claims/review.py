@@ -37,10 +37,12 @@ def accept(config: Config, claim_id: str, reviewer: str) -> Claim:
         before = successor_path.stat()
         text = successor_path.read_bytes().decode("utf-8")
         edited = add_supersedes(text, claim.superseded.path, claim.successor.locator)
-        if edited is not None:
+        detail = f"{claim.successor.path}: supersedes += {claim.superseded.path}"
+        if edited is None:
+            detail = f"{claim.successor.path} already named {claim.superseded.path}; not edited"
+        else:
             _unchanged(successor_path, claim.successor.sha256, claim.successor.locator)
             _replace(successor_path, edited.encode("utf-8"), before)
-        detail = f"{claim.successor.path}: supersedes += {claim.superseded.path}"
         store.append_decision(claim.claim_id, Decision(ClaimStatus.accepted, _name(reviewer), _now(), detail))
     return claim
 
