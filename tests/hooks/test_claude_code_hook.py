@@ -103,3 +103,13 @@ def test_the_query_text_never_reaches_stderr(hook_home, tmp_path):
     home.env["XDG_CONFIG_HOME"] = str(tmp_path / "nowhere")
     run = home.prompt("secret-project-codename-zebra")
     assert "zebra" not in run.stderr
+
+
+def test_a_damaged_session_ledger_is_reported_and_the_turn_goes_on(hook_home):
+    home = hook_home()
+    context_of(home.prompt(PROBE, "session-d"))
+    (ledger,) = (home.root / "state" / "recall" / "hook-sessions").glob("*.json")
+    ledger.write_text("{ damaged")
+    run = home.prompt(PROBE, "session-d")
+    assert "notes:new-target.md" in context_of(run)
+    assert run.stderr.startswith("recall hook: session ledger ") and "is not JSON" in run.stderr
