@@ -114,6 +114,7 @@ class Broker:
         params = FusionParams(
             query=request.query,
             evaluated_at=plan.evaluated_at,
+            known_at=request.as_of,
             relevance_floor=plan.relevance_floor,
             limit=plan.limit,
             mode=request.mode,

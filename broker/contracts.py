@@ -7,8 +7,9 @@ levels) is defined once in :mod:`adapter_sdk.vocabulary`, the broker's own in
 :mod:`broker.vocabulary`; both are re-exported here.
 
 Temporal verdicts (``verdict``, the ``superseded`` / ``expired`` /
-``not_yet_valid`` suppression reasons, ``successor``, ``include_stale``) are
-this broker's additions; they only ever add fields.
+``not_yet_valid`` / ``not_yet_known`` suppression reasons, ``successor``,
+``include_stale``, ``valid_at``) are this broker's additions; they only ever
+add fields.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ from broker.vocabulary import (
     PER_SOURCE_LIMIT,
     PRIOR_RANGE,
     RANK_CONSTANT,
+    SHOWN_VERDICTS,
+    VERDICT_DEFINITIONS,
+    Clock,
     Coverage,
     Mode,
     OmittedPart,
@@ -66,6 +70,7 @@ __all__ = [
     "AsOfSupport",
     "CORROBORATION_CAP",
     "Capability",
+    "Clock",
     "Coverage",
     "DEFAULT_EXPAND_BUDGET_BYTES",
     "DEFAULT_FUSION_RESERVE_MS",
@@ -94,12 +99,14 @@ __all__ = [
     "QueryClass",
     "RANK_CONSTANT",
     "RelevanceBasis",
+    "SHOWN_VERDICTS",
     "SearchOutcome",
     "Sensitivity",
     "SkipReason",
     "SuppressionReason",
     "Surface",
     "TimeoutBudget",
+    "VERDICT_DEFINITIONS",
     "Verdict",
 ]
 
@@ -134,6 +141,9 @@ class QueryRequest(Model):
     profile: str = ""
     scope: Scope = Field(default_factory=Scope)
     as_of: datetime | None = None
+    """Transaction time: answer from what the sources held at this instant."""
+    valid_at: datetime | None = None
+    """Valid time: judge verdicts at this instant (default ``as_of``, else now)."""
     context: list[str] | None = None
     conversation_id: str | None = None
     request_id: str | None = None
@@ -223,14 +233,22 @@ class Reranker(Model):
 
 
 class TemporalExplanation(Model):
-    """The verdict and the inputs it was decided from."""
+    """The verdict, the clock that decided it, and the inputs it was decided from."""
 
     verdict: Verdict
+    clock: Clock = Clock.valid_time
     evaluated_at: datetime
+    """The valid-time instant."""
+    known_at: datetime | None = None
+    """The transaction-time instant (the request's ``as_of``); absent: the sources as they are."""
+    recorded_at: datetime | None = None
+    """When the source recorded the record (its ``event_time``), read on the transaction clock."""
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded_by: str | None = None
     supersedes: list[str] | None = None
+    claimed_by: list[str] | None = None
+    """``ambiguous_supersession``: the successors that each claim to replace the record."""
     note: str | None = None
 
 

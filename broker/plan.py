@@ -193,7 +193,7 @@ async def plan_query(
         fusion_reserve=timedelta(milliseconds=defaults.fusion_reserve_ms),
         limit=request.limit if request.limit > 0 else defaults.max_results,
         relevance_floor=defaults.relevance_floor,
-        evaluated_at=request.as_of or started_at,
+        evaluated_at=request.valid_at or request.as_of or started_at,
     )
 
     named = _named_sources(config, profile, request)

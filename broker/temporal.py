@@ -1,28 +1,36 @@
-"""Temporal verdicts: is a record current at the evaluation instant?
+"""Temporal verdicts: is a record current at the instants a request asks about?
 
-Two kinds of claim decide it, and neither reads a clock — the instant is an
-argument (the request's ``as_of``, else the moment the request was served):
+Two clocks, each an argument (neither is ever read here):
 
-* validity, from a record's ``valid_from`` / ``valid_to``: ``expired`` once
-  ``valid_to <= instant``, ``not_yet_valid`` while ``valid_from > instant``;
-* supersession, from ``metadata.supersedes`` (references this record replaces)
-  and ``metadata.superseded_by`` (the reference that replaces it).
+* valid time, ``instant`` (the request's ``valid_at``, else its ``as_of``, else
+  the moment it was served): what was true then, by the authors' declarations.
+  ``expired`` once ``valid_to <= instant``, ``not_yet_valid`` while
+  ``valid_from > instant``; supersessions are dated on it too.
+* transaction time, ``known_at`` (the request's ``as_of``; ``None`` asks about
+  the sources as they are): what the sources held then. A record the source
+  recorded after ``known_at`` (its ``event_time``: when the source wrote it)
+  is ``not_yet_known``, and a supersession it asserts does not apply.
 
-A reference is ``<source_id>:<ref>``. It names every record of that source whose
+Supersession comes from ``metadata.supersedes`` (references this record
+replaces) and ``metadata.superseded_by`` (the reference that replaces it). A
+reference is ``<source_id>:<ref>``. It names every record of that source whose
 locator local part, local part without its ``#...`` fragment, or
 ``source_record_id`` equals ``ref``, so a note that supersedes
 ``notes:decisions/old.md`` replaces every chunk of that note. A reference with
 no known source prefix is read in the source of the record that wrote it.
 
 A supersession is dated by the successor's ``valid_from``, else its
-``event_time``; one dated after the instant does not apply, so replaying an
-earlier instant shows what was current then. An undated supersession applies.
-Chains resolve to their terminal successor. Nothing is guessed: the records of a
-supersession cycle, and a record two different terminal successors claim, are
-left ``current`` and reported as problems.
+``event_time``; one dated after the valid-time instant, or asserted by a
+successor recorded after ``known_at``, does not apply, so replaying an earlier
+instant shows what was current then. An undated supersession applies. Chains
+resolve to their terminal successor. Nothing is guessed: the records of a
+supersession cycle are left ``current`` and reported as problems, and a record
+two different terminal successors claim is ``ambiguous_supersession``: shown,
+marked, both claimants named.
 
-Precedence when a record carries several claims: superseded, then expired, then
-not_yet_valid.
+Precedence when a record carries several claims: not_yet_known (whether a
+record was later replaced means nothing before it existed), superseded,
+expired, not_yet_valid, ambiguous_supersession.
 """
 
 from __future__ import annotations
@@ -31,13 +39,15 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from broker.contracts import Verdict
+from broker.contracts import Clock, Verdict
 
 STALENESS = {
     Verdict.current: 0,
-    Verdict.not_yet_valid: 1,
-    Verdict.expired: 2,
-    Verdict.superseded: 3,
+    Verdict.ambiguous_supersession: 1,
+    Verdict.not_yet_valid: 2,
+    Verdict.expired: 3,
+    Verdict.superseded: 4,
+    Verdict.not_yet_known: 5,
 }
 
 
@@ -58,6 +68,21 @@ def verdict_for(
     return Verdict.current
 
 
+def known_verdict(recorded_at: datetime | None, known_at: datetime | None) -> Verdict:
+    """The transaction-time verdict: was the record in the source at ``known_at``?
+
+    A record with no recorded time stays visible.
+    """
+    if known_at is None or recorded_at is None or aware(recorded_at) <= aware(known_at):
+        return Verdict.current
+    return Verdict.not_yet_known
+
+
+def clock_of(verdict: Verdict) -> Clock:
+    """The clock a verdict is decided on."""
+    return Clock.transaction_time if verdict is Verdict.not_yet_known else Clock.valid_time
+
+
 def stalest(verdicts: Iterable[Verdict]) -> Verdict:
     """The verdict that wins when one record carries several claims."""
     return max(verdicts, key=STALENESS.__getitem__, default=Verdict.current)
@@ -70,7 +95,8 @@ class TemporalRecord:
     ``names`` are the local references the record answers to; ``locator`` is the
     display locator reported when the record is named as a successor; ``dated``
     is when a supersession by this record took effect (``valid_from``, else
-    ``event_time``; ``None`` when the record states neither).
+    ``event_time``; ``None`` when the record states neither); ``recorded`` is
+    when the source wrote it (``event_time``), read on the transaction clock.
     """
 
     key: Hashable
@@ -78,6 +104,7 @@ class TemporalRecord:
     names: frozenset[str]
     locator: str
     dated: datetime | None = None
+    recorded: datetime | None = None
     supersedes: tuple[str, ...] = ()
     superseded_by: tuple[str, ...] = ()
 
@@ -97,7 +124,9 @@ class Supersessions:
     notes: dict[Hashable, list[str]] = field(default_factory=dict)
     """Per record: claims that were read but did not apply, and why."""
     contested: set[Hashable] = field(default_factory=set)
-    """Records left current because their supersession could not be decided."""
+    """Records left current because they are part of a supersession cycle."""
+    ambiguous: dict[Hashable, tuple[str, ...]] = field(default_factory=dict)
+    """Records two different terminal successors claim, with the claimants' locators."""
     problems: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     """Terminal successors named by reference that were not retrieved."""
@@ -125,8 +154,9 @@ def resolve_supersessions(
     records: Sequence[TemporalRecord],
     instant: datetime,
     source_ids: frozenset[str] = frozenset(),
+    known_at: datetime | None = None,
 ) -> Supersessions:
-    """Decide which records are superseded at ``instant``, and by what.
+    """Decide which records are superseded at ``instant`` as known at ``known_at``, and by what.
 
     ``source_ids`` are the configured source names, so a reference to a source
     that returned nothing is still read as naming that source.
@@ -147,11 +177,19 @@ def resolve_supersessions(
         return f"{parts[0]}:{parts[1]}", index.get(parts, set()) - {writer.key}
 
     def applies(old: TemporalRecord, successor: TemporalRecord) -> bool:
+        recorded = successor.recorded
+        if recorded is not None and known_verdict(recorded, known_at) is Verdict.not_yet_known:
+            out.notes.setdefault(old.key, []).append(
+                f"supersession by {successor.locator} recorded "
+                f"{aware(recorded).isoformat()} is after the as_of instant "
+                "(transaction time) and does not apply"
+            )
+            return False
         if successor.dated is None or aware(successor.dated) <= instant:
             return True
         out.notes.setdefault(old.key, []).append(
             f"supersession by {successor.locator} dated {aware(successor.dated).isoformat()} "
-            "is after the evaluation instant and does not apply"
+            "is after the evaluation instant (valid time) and does not apply"
         )
         return False
 
@@ -193,12 +231,12 @@ def resolve_supersessions(
             return terminal[node]
         reached = frozenset().union(*(terminals(s) for s in edges[node]))
         if len(reached) > 1:
-            names = " and ".join(sorted(locator_of(k) for k in reached))
+            claimants = tuple(sorted(locator_of(k) for k in reached))
             out.problems.append(
-                f"ambiguous successor for {locator_of(node)}: {names} both replace it; "
-                "left current"
+                f"ambiguous successor for {locator_of(node)}: {' and '.join(claimants)} "
+                "both replace it; marked ambiguous_supersession, neither chosen"
             )
-            out.contested.add(node)
+            out.ambiguous[node] = claimants
             reached = frozenset({node})
         terminal[node] = reached
         return reached

@@ -110,15 +110,66 @@ class SuppressionReason(StrEnum):
     superseded = "superseded"
     expired = "expired"
     not_yet_valid = "not_yet_valid"
+    not_yet_known = "not_yet_known"
 
 
 class Verdict(StrEnum):
-    """Temporal verdict of a cluster at the evaluation instant."""
+    """Temporal verdict of a cluster; :data:`VERDICT_DEFINITIONS` says what each means."""
 
     current = "current"
     superseded = "superseded"
     expired = "expired"
     not_yet_valid = "not_yet_valid"
+    not_yet_known = "not_yet_known"
+    ambiguous_supersession = "ambiguous_supersession"
+
+
+class Clock(StrEnum):
+    """The time axis a verdict is judged on.
+
+    ``valid_time``: what was true at an instant, by the authors' declarations
+    (``valid_from`` / ``valid_to``, supersession dates), judged over what the
+    sources hold now (``--valid-at``; default the ``as_of`` instant, else now).
+    ``transaction_time``: what the sources held at an instant (``--as-of``): a
+    record the source recorded later was not yet known then.
+    """
+
+    valid_time = "valid_time"
+    transaction_time = "transaction_time"
+
+
+VERDICT_DEFINITIONS: dict[Verdict, str] = {
+    Verdict.current: (
+        "nothing known at the instants asked about says the record stopped, or had not "
+        "started, being true; as opposed to ambiguous_supersession, where something does "
+        "claim to replace it"
+    ),
+    Verdict.superseded: (
+        "another record, in force at the valid-time instant, replaces it by a named link "
+        "(supersedes / superseded_by); as opposed to expired, where the record itself "
+        "says when it stopped being true"
+    ),
+    Verdict.expired: (
+        "its own valid_to is at or before the valid-time instant: it ran out of time; as "
+        "opposed to superseded, where a named successor replaced it"
+    ),
+    Verdict.not_yet_valid: (
+        "its own valid_from is after the valid-time instant: the fact was not yet true; "
+        "as opposed to not_yet_known, where the record had not yet been written"
+    ),
+    Verdict.not_yet_known: (
+        "the source recorded it after the as_of instant: at that time nobody could have "
+        "read it, whatever it says about validity; as opposed to not_yet_valid, where the "
+        "record existed but the fact had not started"
+    ),
+    Verdict.ambiguous_supersession: (
+        "two different successors each claim to replace it, so neither is chosen: it is "
+        "shown, marked, with both claimants named, never withheld; as opposed to "
+        "superseded, where exactly one successor does"
+    ),
+}
+SHOWN_VERDICTS = frozenset({Verdict.current, Verdict.ambiguous_supersession})
+"""Verdicts shown as evidence; every other verdict is withheld and counted (shown marked with include_stale)."""
 
 
 class TimeoutBudget(StrEnum):

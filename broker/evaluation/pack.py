@@ -197,6 +197,7 @@ class Case(_Strict):
     limit: int | None = Field(default=None, ge=1)
     response_tokens: int | None = Field(default=None, ge=1)
     include_stale: bool = False
+    valid_at: datetime | None = None
 
     @field_validator("query")
     @classmethod
@@ -212,11 +213,11 @@ class Case(_Strict):
             raise ValueError("tags repeat")
         return value
 
-    @field_validator("as_of")
+    @field_validator("as_of", "valid_at")
     @classmethod
     def _zoned(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.tzinfo is None:
-            raise ValueError("as_of needs a time zone (RFC 3339, e.g. 2026-03-01T00:00:00Z)")
+            raise ValueError("needs a time zone (RFC 3339, e.g. 2026-03-01T00:00:00Z)")
         return value
 
     @model_validator(mode="after")

@@ -38,6 +38,7 @@ def request_for(case: Case, default_profile: str) -> QueryRequest:
         profile=case.profile or default_profile,
         scope=Scope(**scope),
         as_of=case.as_of,
+        valid_at=case.valid_at,
         mode=case.mode,
         suppress_lineages=case.suppress_lineages,
         budget=Budget(

@@ -2,7 +2,8 @@
 
 lineage grouping → temporal verdicts → clustering and corroboration →
 exact-match partition and ordering → successor promotion (the exact rule is
-in :mod:`broker.fusion.succession`) → withholding of non-current clusters →
+in :mod:`broker.fusion.succession`) → withholding of clusters whose verdict is
+not shown as evidence (all but current and ambiguous_supersession) →
 selection (floor, host suppression, near-duplicate, limit, duplicate views) →
 rendering.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from broker.contracts import Candidate, Suppression, SuppressionReason, Verdict
+from broker.contracts import SHOWN_VERDICTS, Candidate, Suppression, SuppressionReason
 from broker.errors import FusionError
 from broker.fusion.clusters import Cluster, build_clusters
 from broker.fusion.explain import render
@@ -45,7 +46,9 @@ def fuse(
     groups = build_groups(
         pool, sources, source_uid_by_id, query_class, identifiers, params.rank_constant
     )
-    state = decide(pool, groups, params.evaluated_at, frozenset(source_uid_by_id))
+    state = decide(
+        pool, groups, params.evaluated_at, frozenset(source_uid_by_id), params.known_at
+    )
     locations = {uid: facts.location_key for uid, facts in sources.items()}
     clusters = build_clusters(groups, locations, params.corroboration_cap)
     ordered, promoted = order_clusters(clusters, query_class, identifiers)
@@ -54,7 +57,7 @@ def fuse(
     stale: list[Suppression] = []
     eligible: list[Cluster] = []
     for cluster in promotion.ordered:
-        if cluster.verdict is Verdict.current or params.include_stale:
+        if cluster.verdict in SHOWN_VERDICTS or params.include_stale:
             eligible.append(cluster)
             continue
         succession = promotion.successions.get(id(cluster))
@@ -93,6 +96,8 @@ def fuse(
 def _check(params: FusionParams) -> None:
     if params.evaluated_at.tzinfo is None:
         raise FusionError("the evaluation instant must carry a time zone (UTC)")
+    if params.known_at is not None and params.known_at.tzinfo is None:
+        raise FusionError("the as_of instant must carry a time zone (UTC)")
     if params.rank_constant <= 0:
         raise FusionError(f"rank_constant = {params.rank_constant}; want a positive number")
     if not (math.isfinite(params.corroboration_cap) and params.corroboration_cap >= 1):

@@ -38,7 +38,9 @@ class SourceFacts:
 class FusionParams:
     query: str
     evaluated_at: datetime
-    """The request's ``as_of``, else the moment it is served (aware UTC)."""
+    """Valid time: the request's ``valid_at``, else its ``as_of``, else the moment it is served (aware UTC)."""
+    known_at: datetime | None = None
+    """Transaction time: the request's ``as_of``; ``None`` judges the sources as they are."""
     relevance_floor: float = DEFAULT_RELEVANCE_FLOOR
     limit: int = DEFAULT_MAX_RESULTS
     """0 means unbounded."""

@@ -1,8 +1,10 @@
 """Temporal verdicts applied to the pool: per record, per group, per cluster.
 
-Verdicts come from :mod:`broker.temporal`. A group takes the stalest verdict of
-its candidates (precedence superseded > expired > not_yet_valid > current);
-clustering keys are scoped by that verdict, so every cluster has one verdict.
+Verdicts come from :mod:`broker.temporal`, on both clocks: validity and
+supersession at the valid-time instant, a candidate's ``event_time`` against
+the transaction-time instant (``known_at``). A group takes the stalest verdict
+of its candidates (precedence in :mod:`broker.temporal`); clustering keys are
+scoped by that verdict, so every cluster has one verdict.
 
 Successor promotion. Walk the fused order from the top. For each superseded
 cluster X whose terminal successor's cluster Y is current and ranked below X,
@@ -21,7 +23,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from broker.contracts import Candidate, TemporalExplanation, Verdict
+from broker.contracts import SHOWN_VERDICTS, Candidate, TemporalExplanation, Verdict
 from broker.fusion.clusters import Cluster, strength
 from broker.fusion.groups import Group
 from broker.temporal import (
@@ -29,6 +31,8 @@ from broker.temporal import (
     Supersessions,
     TemporalRecord,
     aware,
+    clock_of,
+    known_verdict,
     resolve_supersessions,
     stalest,
     verdict_for,
@@ -64,13 +68,21 @@ def is_promoted_successor(c: Candidate) -> bool:
 @dataclass
 class TemporalState:
     instant: datetime
+    known_at: datetime | None
     supersessions: Supersessions
     record_locators: dict[Hashable, str]
 
     def candidate_verdict(self, c: Candidate) -> Verdict:
-        if record_key(c) in self.supersessions.superseded:
-            return Verdict.superseded
-        return verdict_for(c.valid_from, c.valid_to, self.instant)
+        key = record_key(c)
+        claims = [
+            known_verdict(c.event_time, self.known_at),
+            verdict_for(c.valid_from, c.valid_to, self.instant),
+        ]
+        if key in self.supersessions.superseded:
+            claims.append(Verdict.superseded)
+        if key in self.supersessions.ambiguous:
+            claims.append(Verdict.ambiguous_supersession)
+        return stalest(claims)
 
 
 def decide(
@@ -78,6 +90,7 @@ def decide(
     groups: Sequence[Group],
     instant: datetime,
     source_ids: frozenset[str],
+    known_at: datetime | None = None,
 ) -> TemporalState:
     """Resolve supersessions over ``pool`` (in candidate order) and set each group's verdict."""
     by_record: dict[Hashable, list[Candidate]] = {}
@@ -86,7 +99,8 @@ def decide(
     records = [_record(key, members) for key, members in by_record.items()]
     state = TemporalState(
         instant=instant,
-        supersessions=resolve_supersessions(records, instant, source_ids),
+        known_at=known_at,
+        supersessions=resolve_supersessions(records, instant, source_ids, known_at),
         record_locators={r.key: r.locator for r in records},
     )
     for group in groups:
@@ -101,12 +115,14 @@ def _record(key: Hashable, members: list[Candidate]) -> TemporalRecord:
         if c.source_record_id:
             names.add(c.source_record_id)
     dates = [aware(d) for c in members if (d := c.valid_from or c.event_time) is not None]
+    recorded = [aware(c.event_time) for c in members if c.event_time is not None]
     return TemporalRecord(
         key=key,
         source_id=members[0].source_id,
         names=frozenset(names),
         locator=members[0].locator,
         dated=min(dates) if dates else None,
+        recorded=min(recorded) if recorded else None,
         supersedes=tuple(sorted({r for c in members for r in references(c, "supersedes")})),
         superseded_by=tuple(
             sorted({r for c in members for r in references(c, "superseded_by")})
@@ -144,7 +160,7 @@ def promote(ordered: list[Cluster], state: TemporalState, floor: float) -> Promo
         successor = (
             home.get(succession.successor_key) if succession.successor_key is not None else None
         )
-        if successor is None or successor.verdict is not Verdict.current:
+        if successor is None or successor.verdict not in SHOWN_VERDICTS:
             continue
         if id(successor) not in out.predecessors:
             out.predecessors[id(successor)] = cluster
@@ -173,12 +189,19 @@ def temporal_explanation(
     keys = {record_key(c) for c in candidates}
     notes = sorted({n for k in keys for n in state.supersessions.notes.get(k, ())})
     if keys & state.supersessions.contested:
-        notes.append("supersession left undecided (cycle or ambiguous successor)")
+        notes.append("supersession left undecided (cycle)")
+    claimants = sorted({c for k in keys for c in state.supersessions.ambiguous.get(k, ())})
     predecessor = promotion.predecessors.get(id(cluster))
     if predecessor is not None:
         notes.append(f"successor of superseded {predecessor.representative.primary.locator}")
     succession = promotion.successions.get(id(cluster))
-    if not (notes or succession or any(has_temporal_input(c) for c in candidates)):
+    if not (
+        notes
+        or succession
+        or claimants
+        or cluster.verdict is not Verdict.current
+        or any(has_temporal_input(c) for c in candidates)
+    ):
         return None
     primary = cluster.representative.primary
     dated = next(
@@ -186,14 +209,19 @@ def temporal_explanation(
     )
     supersedes = references(primary, "supersedes")
     stated_successor = references(primary, "superseded_by")
+    recorded = [c.event_time for c in candidates if c.event_time is not None]
     return TemporalExplanation(
         verdict=cluster.verdict,
+        clock=clock_of(cluster.verdict),
         evaluated_at=state.instant,
+        known_at=state.known_at,
+        recorded_at=min(recorded) if state.known_at is not None and recorded else None,
         valid_from=dated.valid_from,
         valid_to=dated.valid_to,
         superseded_by=succession.successor
         if succession
         else (stated_successor[0] if stated_successor else None),
         supersedes=list(supersedes) or None,
+        claimed_by=claimants or None,
         note="; ".join(notes) or None,
     )

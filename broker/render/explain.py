@@ -81,7 +81,11 @@ def _verdict(t: TemporalExplanation | None) -> str:
     """The verdict and every input it was decided from."""
     if t is None:
         return ""
-    inputs = [f"evaluated {stamp(t.evaluated_at)}"]
+    inputs = [f"valid time {stamp(t.evaluated_at)}"]
+    if t.known_at is not None:
+        inputs.append(f"transaction time {stamp(t.known_at)}")
+    if t.recorded_at is not None:
+        inputs.append(f"recorded {stamp(t.recorded_at)}")
     if t.valid_from is not None:
         inputs.append(f"valid from {stamp(t.valid_from)}")
     if t.valid_to is not None:
@@ -90,9 +94,12 @@ def _verdict(t: TemporalExplanation | None) -> str:
         inputs.append(f"superseded by {t.superseded_by}")
     if t.supersedes:
         inputs.append(f"supersedes {joined(t.supersedes)}")
+    if t.claimed_by:
+        inputs.append(f"claimed by {joined(t.claimed_by)}")
     if t.note:
         inputs.append(f"note {t.note}")
-    return f"{t.verdict} ({'; '.join(inputs)})"
+    clock = str(t.clock).replace("_", " ")
+    return f"{t.verdict} by {clock} ({'; '.join(inputs)})"
 
 
 def _reranker(r: Reranker) -> str:

@@ -26,7 +26,7 @@ from broker.contracts import (
 from broker.errors import ExpandError
 from broker.render.explain import explanation_block
 from broker.render.ledger import degraded_entries
-from broker.render.pointer import superseded_by
+from broker.render.pointer import claimants, superseded_by
 from broker.render.text import (
     Fields,
     Lines,
@@ -110,7 +110,9 @@ def _results(out: Lines, response: QueryResponse, explain: bool) -> None:
 
 def _pointer(out: Lines, rank: int, result: Result) -> None:
     markers = Fields()
-    if result.verdict is not None and result.verdict != Verdict.current:
+    if result.verdict is Verdict.ambiguous_supersession:
+        markers.raw(f"{result.verdict} claimed by {', '.join(claimants(result))}")
+    elif result.verdict is not None and result.verdict != Verdict.current:
         successor = superseded_by(result)
         markers.raw(f"stale {result.verdict}" + (f" by {successor}" if successor else ""))
     markers.flag("exact", result.explanation.exact_promoted)

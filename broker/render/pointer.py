@@ -41,6 +41,8 @@ def project_result(rank: int, result: Result) -> dict[str, Any]:
         successor = superseded_by(result)
         if successor:
             projected["superseded_by"] = successor
+        if claimants(result):
+            projected["claimed_by"] = claimants(result)
     return projected
 
 
@@ -50,6 +52,14 @@ def superseded_by(result: Result) -> str | None:
     if result.verdict != Verdict.superseded or temporal is None:
         return None
     return temporal.superseded_by
+
+
+def claimants(result: Result) -> list[str]:
+    """The successors that each claim a result marked ``ambiguous_supersession``."""
+    temporal = result.explanation.temporal
+    if result.verdict != Verdict.ambiguous_supersession or temporal is None:
+        return []
+    return list(temporal.claimed_by or ())
 
 
 def summary_json(summary: SourceSummary) -> dict[str, Any]:

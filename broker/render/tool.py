@@ -22,7 +22,7 @@ from broker.contracts import (
 from broker.errors import ExpandError
 from broker.render.encode import json_document
 from broker.render.ledger import degraded_entries
-from broker.render.pointer import superseded_by
+from broker.render.pointer import claimants, superseded_by
 from broker.render.text import one_line
 
 FAILED_NOTE = (
@@ -57,6 +57,8 @@ def result_text(rank: int, result: Result) -> str:
         successor = superseded_by(result)
         if successor:
             facts += f" superseded_by={successor}"
+        if result.verdict == Verdict.ambiguous_supersession:
+            facts += f" claimed_by={','.join(claimants(result))}"
     text = f"{head}\n{facts}\n"
     if primary.excerpt:
         text += f"   {one_line(primary.excerpt)}\n"

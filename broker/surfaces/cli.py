@@ -23,6 +23,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "serve the HTTP API on loopback"),
     "mcp": ("mcp", "serve the MCP tools over stdio"),
     "sidecar-plugin": ("sidecar_plugin", "answer one Sidecar plugin request on stdin"),
+    "hook": ("hook", "evidence before every reply, for agent hosts; install the hook"),
+    "report-stale": ("report_stale", "report that one note supersedes another, for review"),
+    "review": ("review", "list, accept or reject reported supersession claims"),
     "version": ("version", "print the version"),
     "completion": ("completion", "print a shell completion script (bash, zsh or fish)"),
 }

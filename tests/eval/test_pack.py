@@ -119,3 +119,18 @@ def test_the_content_hash_changes_when_a_judgment_changes(write_pack):
     before = content_hash(load_pack(write_pack()))
     regraded = [dict(JUDGMENTS[0], relevance=2), JUDGMENTS[1]]
     assert content_hash(load_pack(write_pack(judgments=regraded))) != before
+
+
+def test_a_case_may_ask_at_a_valid_time_instant(write_pack):
+    from datetime import UTC, datetime
+
+    from broker.evaluation.runner import request_for
+
+    cases = [dict(CASES[0], valid_at="2024-06-01T00:00:00Z"), *CASES[1:]]
+    case = load_pack(write_pack(cases=cases)).cases[0]
+    assert request_for(case, "default").valid_at == datetime(2024, 6, 1, tzinfo=UTC)
+
+
+def test_a_valid_at_without_a_time_zone_is_refused(write_pack):
+    with pytest.raises(PackError, match="needs a time zone"):
+        load_pack(write_pack(cases=[dict(CASES[0], valid_at="2024-06-01T00:00:00"), *CASES[1:]]))

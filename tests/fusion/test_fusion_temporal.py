@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from fusion_builders import NOW, cand, locators, run
 
-from broker.contracts import TemporalExplanation, Verdict
+from broker.contracts import Clock, TemporalExplanation, Verdict
 from broker.fusion import FusionOutput
 
 DAY = timedelta(days=1)
@@ -79,14 +79,37 @@ def test_supersession_cycle_is_reported_and_both_records_stay_current() -> None:
         "supersession cycle between notes:a.md, notes:b.md: all left current"]
 
 
-def test_ambiguous_successor_is_reported_and_the_record_stays_current() -> None:
+def test_ambiguous_successor_is_shown_marked_with_both_claimants() -> None:
     pool = [cand("notes:old.md", 1),
             cand("notes:a.md", 2, metadata={"supersedes": ["notes:old.md"]}),
             cand("notes:b.md", 3, metadata={"supersedes": ["notes:old.md"]})]
     out = run(pool)
     assert locators(out) == ["notes:old.md", "notes:a.md", "notes:b.md"]
     assert out.temporal_problems[0].startswith("ambiguous successor for notes:old.md")
-    assert temporal_of(out, 0).verdict is Verdict.current
+    assert out.results[0].verdict is Verdict.ambiguous_supersession
+    assert temporal_of(out, 0).claimed_by == ["notes:a.md", "notes:b.md"]
+    assert [r.verdict for r in out.results[1:]] == [None, None]
+    assert out.suppressed == []
+
+
+def test_a_record_the_source_wrote_after_as_of_is_withheld_as_not_yet_known() -> None:
+    pool = [cand("notes:a.md", 1, event_time=NOW - DAY), cand("notes:b.md", 2, event_time=NOW - 5 * DAY)]
+    out = run(pool, evaluated_at=NOW, known_at=NOW - 2 * DAY)
+    assert locators(out) == ["notes:b.md"]
+    assert [(s.reason.value, s.lineage_root) for s in out.suppressed] == [("not_yet_known", "01NOTES:a.md")]
+    assert locators(run(pool)) == ["notes:a.md", "notes:b.md"]
+
+
+def test_explanation_names_the_clock_behind_each_verdict() -> None:
+    pool = [cand("notes:a.md", 1, event_time=NOW - DAY),
+            cand("notes:b.md", 2, valid_to=NOW - 3 * DAY, event_time=NOW - 5 * DAY)]
+    out = run(pool, known_at=NOW - 2 * DAY, include_stale=True)
+    by_locator = {r.primary.locator: r.explanation.temporal for r in out.results}
+    unknown, expired = by_locator["notes:a.md"], by_locator["notes:b.md"]
+    assert unknown is not None and expired is not None
+    assert (unknown.verdict, unknown.clock, unknown.known_at, unknown.recorded_at) == (
+        Verdict.not_yet_known, Clock.transaction_time, NOW - 2 * DAY, NOW - DAY)
+    assert (expired.verdict, expired.clock) == (Verdict.expired, Clock.valid_time)
 
 
 def test_include_stale_marks_stale_clusters_in_place() -> None:

@@ -64,10 +64,11 @@ def test_a_superseded_suppression_names_its_successor() -> None:
     ) in text
 
 
-def test_explain_tier_prints_the_verdict_with_its_inputs() -> None:
+def test_explain_tier_prints_the_verdict_with_its_clock_and_inputs() -> None:
     text = render_query(fixtures.stale_shown(), explain=True)
     assert (
-        "   verdict:       expired (evaluated 2026-03-04T05:06:07Z; valid to 2025-12-31T00:00:00Z)\n"
+        "   verdict:       expired by valid time (valid time 2026-03-04T05:06:07Z; "
+        "valid to 2025-12-31T00:00:00Z)\n"
     ) in text
 
 

@@ -19,7 +19,8 @@ async def test_tools_declare_closed_input_schemas_and_instructions_explain_the_c
     assert (info.server_info.name, info.server_info.title) == ("recall", "Recall")
     for needle in ("outcome", "coverage", "pointers", "untrusted"):
         assert needle in info.instructions
-    assert set(tools) == {"recall_query", "recall_expand", "recall_refresh", "recall_sources"}
+    assert set(tools) == {"recall_query", "recall_expand", "recall_refresh", "recall_sources",
+                          "recall_report_stale"}
     assert all(tool.input_schema["additionalProperties"] is False for tool in tools.values())
     query = tools["recall_query"].input_schema
     assert query["required"] == ["query"]

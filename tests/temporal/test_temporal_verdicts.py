@@ -2,18 +2,26 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from broker.contracts import Verdict
-from broker.temporal import TemporalRecord, resolve_supersessions, stalest, verdict_for
+from broker.contracts import VERDICT_DEFINITIONS, Clock, Verdict
+from broker.temporal import (
+    TemporalRecord,
+    clock_of,
+    known_verdict,
+    resolve_supersessions,
+    stalest,
+    verdict_for,
+)
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
 
 
-def rec(locator: str, *, dated=None, supersedes=(), superseded_by=()) -> TemporalRecord:
+def rec(locator: str, *, dated=None, recorded=None, supersedes=(), superseded_by=()) -> TemporalRecord:
     source_id, local = locator.split(":", 1)
     return TemporalRecord(
         key=locator, source_id=source_id, names=frozenset({local}), locator=locator,
-        dated=dated, supersedes=tuple(supersedes), superseded_by=tuple(superseded_by),
+        dated=dated, recorded=recorded, supersedes=tuple(supersedes),
+        superseded_by=tuple(superseded_by),
     )
 
 
@@ -34,6 +42,63 @@ def test_timestamp_without_zone_is_read_as_utc() -> None:
 def test_superseded_outranks_expired_outranks_not_yet_valid() -> None:
     assert stalest([Verdict.not_yet_valid, Verdict.superseded, Verdict.expired]) is Verdict.superseded
     assert stalest([Verdict.current, Verdict.not_yet_valid]) is Verdict.not_yet_valid
+
+
+def test_not_yet_known_outranks_every_other_claim() -> None:
+    assert stalest([Verdict.superseded, Verdict.not_yet_known, Verdict.expired]) is Verdict.not_yet_known
+
+
+def test_an_ambiguous_supersession_yields_to_the_records_own_validity() -> None:
+    assert stalest([Verdict.ambiguous_supersession, Verdict.expired]) is Verdict.expired
+    assert stalest([Verdict.current, Verdict.ambiguous_supersession]) is Verdict.ambiguous_supersession
+
+
+def test_a_record_written_after_as_of_is_not_yet_known() -> None:
+    assert known_verdict(NOW + DAY, NOW) is Verdict.not_yet_known
+    assert known_verdict(NOW, NOW) is Verdict.current
+
+
+def test_without_as_of_or_a_recorded_time_the_transaction_clock_says_nothing() -> None:
+    assert known_verdict(NOW + DAY, None) is Verdict.current
+    assert known_verdict(None, NOW) is Verdict.current
+
+
+def test_each_verdict_names_its_clock() -> None:
+    assert clock_of(Verdict.not_yet_known) is Clock.transaction_time
+    assert {clock_of(v) for v in Verdict if v is not Verdict.not_yet_known} == {Clock.valid_time}
+
+
+def test_every_verdict_is_defined_against_the_one_it_is_confused_with() -> None:
+    neighbours = {
+        Verdict.current: Verdict.ambiguous_supersession,
+        Verdict.superseded: Verdict.expired,
+        Verdict.expired: Verdict.superseded,
+        Verdict.not_yet_valid: Verdict.not_yet_known,
+        Verdict.not_yet_known: Verdict.not_yet_valid,
+        Verdict.ambiguous_supersession: Verdict.superseded,
+    }
+    assert set(VERDICT_DEFINITIONS) == set(Verdict)
+    for verdict, neighbour in neighbours.items():
+        assert f"as opposed to {neighbour}" in VERDICT_DEFINITIONS[verdict]
+
+
+def test_a_supersession_recorded_after_as_of_does_not_apply() -> None:
+    records = [rec("notes:old.md"),
+               rec("notes:new.md", supersedes=["notes:old.md"], recorded=NOW - DAY)]
+    now = resolve_supersessions(records, NOW)
+    then = resolve_supersessions(records, NOW, known_at=NOW - 2 * DAY)
+    assert "notes:old.md" in now.superseded
+    assert then.superseded == {}
+    assert "(transaction time)" in then.notes["notes:old.md"][0]
+
+
+def test_valid_time_and_transaction_time_compose() -> None:
+    """Believed at as_of, about valid_at: the successor was written but not yet in force."""
+    records = [rec("notes:old.md"),
+               rec("notes:new.md", supersedes=["notes:old.md"], dated=NOW, recorded=NOW - 5 * DAY)]
+    found = resolve_supersessions(records, NOW - DAY, known_at=NOW - 2 * DAY)
+    assert found.superseded == {}
+    assert "(valid time)" in found.notes["notes:old.md"][0]
 
 
 def test_supersedes_claim_replaces_the_named_record() -> None:
@@ -95,14 +160,15 @@ def test_cycle_is_reported_and_its_records_left_current() -> None:
     assert found.problems == ["supersession cycle between notes:a.md, notes:b.md: all left current"]
 
 
-def test_two_different_successors_are_ambiguous_and_left_current() -> None:
+def test_two_different_successors_make_an_ambiguous_supersession_naming_both() -> None:
     found = resolve_supersessions(
         [rec("notes:old.md"), rec("notes:a.md", supersedes=["notes:old.md"]),
          rec("notes:b.md", supersedes=["notes:old.md"])], NOW)
     assert "notes:old.md" not in found.superseded
+    assert found.ambiguous == {"notes:old.md": ("notes:a.md", "notes:b.md")}
     assert found.problems == [
         "ambiguous successor for notes:old.md: notes:a.md and notes:b.md both replace it; "
-        "left current"]
+        "marked ambiguous_supersession, neither chosen"]
 
 
 def test_two_paths_to_one_terminal_successor_are_not_ambiguous() -> None:

@@ -48,7 +48,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "-1 unbounded)")
     parser.add_argument("--scope", action="append", default=[], metavar="KEY=VALUE",
                         help="hard filter, repeatable: source=, type=, project=, entity=, since=, until=")
-    parser.add_argument("--as-of", metavar="TIME", help="answer as of this instant (RFC 3339 or a date)")
+    parser.add_argument("--as-of", metavar="TIME",
+                        help="transaction time: answer from what the sources held at this instant "
+                        "(RFC 3339 or a date)")
+    parser.add_argument("--valid-at", metavar="TIME",
+                        help="valid time: judge what was true at this instant, over what the sources "
+                        "hold now (default: --as-of, else now); with --as-of: what was believed then "
+                        "about this instant")
     parser.add_argument("--include-stale", action="store_true",
                         help="show superseded, expired and not-yet-valid evidence in place, marked")
     add_server(parser)
@@ -78,6 +84,7 @@ def build_request(args: argparse.Namespace):  # -> QueryRequest
         profile=args.profile,
         scope=Scope(**parse_scope(args.scope)),
         as_of=parse_time(args.as_of, "--as-of") if args.as_of else None,
+        valid_at=parse_time(args.valid_at, "--valid-at") if args.valid_at else None,
         budget=Budget(latency_ms=args.budget_ms, response_tokens=args.budget_tokens, surface=surface),
         limit=args.limit,
         include_stale=args.include_stale,

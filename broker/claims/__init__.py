@@ -1,0 +1,22 @@
+"""Supersession that agents report and people decide.
+
+An agent *reports* that record B supersedes record A, quoting both verbatim
+(:mod:`broker.claims.report`); nothing changes until a person reviews the claim
+(:mod:`broker.claims.review`). Accepting writes ``supersedes:`` into B's front
+matter, the one place the notes adapter reads it from; rejecting records the
+claim's key (a hash over the relation and both records' stable identities) in
+a ledger, so the same claim is refused at every later report, by any agent.
+The queue and the ledger are append-only files in the state folder
+(:mod:`broker.claims.store`).
+
+Failures, all :class:`broker.errors.RecallError` (exit 1):
+
+    ClaimRefused        the report or review cannot go ahead; says why
+    ClaimStoreError     the queue or ledger cannot be read or written; never emptied
+"""
+
+from __future__ import annotations
+
+from broker.claims.model import Claim, ClaimRefused, ClaimStoreError, RecordRef, Rejection
+
+__all__ = ["Claim", "ClaimRefused", "ClaimStoreError", "RecordRef", "Rejection"]
