@@ -72,7 +72,9 @@ def test_a_frozen_source_is_named_and_does_not_hold_the_prompt(hook_home):
     run = home.prompt(PROBE, "session-f", "--budget-ms", "1000")
     waited = time.monotonic() - started
     context = context_of(run)
-    assert "Sources that did not answer: frozen (timeout" in context
+    # on a loaded machine the notes index may still be settling too: named, never hidden
+    unanswered = next(line for line in context.splitlines() if line.startswith("Sources that did not answer:"))
+    assert "frozen (timeout" in unanswered
     assert "notes:new-target.md" in context
     assert waited < 30, f"the prompt waited {waited:.1f}s"
 
