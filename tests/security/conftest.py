@@ -79,14 +79,14 @@ class Machine:
 def guarded_registration(
     machine: Machine, name: str = "guarded", floor: str = "internal", holds_credentials: bool = False
 ) -> str:
-    return f"""
+    registration = f"""
 [adapters.{name}]
 command = {json.dumps(sys.executable)}
 args = [{json.dumps(str(GUARDED_ADAPTER))}]
 env = {{ GUARDED_LOG = {json.dumps(str(machine.guarded_log))}, GUARDED_FLOOR = "{floor}" }}
 freshness_modes = ["live"]
-holds_credentials = {json.dumps(holds_credentials)}
 """
+    return registration + ("holds_credentials = true\n" if holds_credentials else "")
 
 
 def write_records(path: Path, records: list[dict]) -> Path:
