@@ -246,7 +246,9 @@ class _Session:
         if scope is not None:
             self._cancel_requested.add(key)
             scope.cancel()
-            self._cancellations.get(key, _NEVER_CANCELLED).cancel()
+            cancellation = self._cancellations.get(key)
+            if cancellation is not None:
+                cancellation.cancel()
 
     async def _shutdown(self, frame: dict[str, Any]) -> None:
         import anyio

@@ -205,14 +205,19 @@ class Adapter:
             self.arrived.wait_for(lambda: request_id in self.replies)
             reply = self.replies.pop(request_id)
         if "error" in reply:
-            raise RuntimeError(reply["error"])
+            raise RuntimeError(f"{method}: {reply['error']}")
         return reply["result"]  # type: ignore[no-any-return]
 
     def search(self, query: str, budget_s: float = 2.0) -> tuple[float, dict[str, Any]]:
+        """Wall time and result; a search that failed (its deadline passed, say) is reported
+        as outcome ``error`` with no candidates, so a measure counts it rather than stops."""
         started = time.perf_counter()
-        result = self.call("recall/search", {
-            "query": query, "filters": {}, "limit": 10, "deadline": _deadline(budget_s),
-        })
+        try:
+            result = self.call("recall/search", {
+                "query": query, "filters": {}, "limit": 10, "deadline": _deadline(budget_s),
+            })
+        except RuntimeError as exc:
+            result = {"outcome": "error", "error": str(exc), "candidates": [], "diagnostics": {}}
         return (time.perf_counter() - started) * 1000, result
 
     def health(self) -> dict[str, Any]:
@@ -248,7 +253,7 @@ def _deadline(seconds: float) -> str:
 
 
 def warm_edit(adapter: Adapter, notes: Path, runs: int) -> dict[str, Any]:
-    latencies, found_after = [], []
+    latencies, found_after, errors = [], [], 0
     paths = sorted(notes.glob("area01/*.md"))
     for run in range(runs):
         word = f"pelican{run}warm"
@@ -259,6 +264,7 @@ def warm_edit(adapter: Adapter, notes: Path, runs: int) -> dict[str, Any]:
         while True:
             ms, result = adapter.search(word)
             latencies.append(ms)
+            errors += result["outcome"] == "error"
             if result["candidates"]:
                 found_after.append((time.perf_counter() - edited) * 1000)
                 break
@@ -266,7 +272,7 @@ def warm_edit(adapter: Adapter, notes: Path, runs: int) -> dict[str, Any]:
                 found_after.append(float("inf"))
                 break
     return {"seen_after_ms_median": _median(found_after), "seen_after_ms_max": round(max(found_after), 1),
-            "search_ms_median": _median(latencies)}
+            "search_ms_median": _median(latencies), "errors": errors}
 
 
 def bulk_edit(adapter: Adapter, notes: Path) -> dict[str, Any]:
@@ -274,18 +280,20 @@ def bulk_edit(adapter: Adapter, notes: Path) -> dict[str, Any]:
         with path.open("a") as handle:
             handle.write("\nbulk edit marker: cormorant\n")
     edited = time.perf_counter()
-    answers, partial, slowest, complete_s = 0, 0, 0.0, None
+    answers, partial, errors, slowest, complete_s = 0, 0, 0, 0.0, None
     while time.perf_counter() - edited < 120:
         ms, result = adapter.search("cormorant", budget_s=2.0)
         answers += 1
         slowest = max(slowest, ms)
         if result["outcome"] == "partial":
             partial += 1
+        elif result["outcome"] == "error":
+            errors += 1
         elif result["outcome"] == "success" and result["diagnostics"]["freshness"]["pending"] == 0:
             complete_s = round(time.perf_counter() - edited, 2)
             break
         time.sleep(0.1)
-    return {"answers": answers, "partial": partial, "slowest_ms": round(slowest, 1),
+    return {"answers": answers, "partial": partial, "errors": errors, "slowest_ms": round(slowest, 1),
             "complete_after_s": complete_s}
 
 
@@ -293,9 +301,9 @@ def concurrent(adapter: Adapter) -> dict[str, Any]:
     queries = ["postgres backup", "wireguard certificate", "grafana alert disk", "ceph release"]
     started = time.perf_counter()
     for query in queries:
-        adapter.search(query)
+        adapter.search(query, budget_s=30)
     serial = (time.perf_counter() - started) * 1000
-    threads = [threading.Thread(target=adapter.search, args=(q,)) for q in queries]
+    threads = [threading.Thread(target=adapter.search, args=(q, 30)) for q in queries]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -314,9 +322,22 @@ def _median(values: list[float]) -> float | None:
 # Driver
 
 
+class _Shown(dict[str, Any]):
+    """Measures as they complete, each also printed to stderr (a long run shows progress)."""
+
+    def __init__(self, size: str) -> None:
+        super().__init__()
+        self.size = size
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        super().__setitem__(key, value)
+        print(f"bench: [{self.size}] {key} {json.dumps(value)}", file=sys.stderr, flush=True)
+
+
 def bench_size(size: str, workdir: Path, kill_after: float, warm_runs: int) -> dict[str, Any]:
     notes = notes_folder(workdir, size)
-    result: dict[str, Any] = {"notes": SIZES[size]}
+    result: dict[str, Any] = _Shown(size)
+    result["notes"] = SIZES[size]
     with tempfile.TemporaryDirectory(prefix=f"indexing-{size}-", dir=workdir) as home:
         recall = Recall(Path(home), notes)
         result["build"] = build(recall, kill_after)
@@ -337,7 +358,7 @@ def bench_size(size: str, workdir: Path, kill_after: float, warm_runs: int) -> d
             result["peak_rss_mb"] = adapter.peak_rss_mb()
         finally:
             adapter.close()
-    return result
+    return dict(result)
 
 
 def table(report: dict[str, Any]) -> str:

@@ -259,7 +259,10 @@ class NotesAdapter(Adapter):
         watched = self.watcher is not None and self.watcher.watching
         mode = "watched"
         runs_done = catchup.runs_done
-        if check and not watched:
+        if check and not store.meta("build_complete"):
+            mode = "building"
+            catchup.sweep(unless_running=True)  # the first build goes on, or resumes
+        elif check and not watched:
             found = quick_check(store.conn(), self.root, self.settings, int(store.meta("note_count", "0")))
             mode = "swept" if found.sweep else "checked"
             if found.sweep:
@@ -275,6 +278,8 @@ class NotesAdapter(Adapter):
         if cancellation.requested:
             raise RpcError(ErrorCode.deadline_exceeded, "search cancelled")
         report = catchup.done_since(runs_done)
+        if mode == "building" and store.meta("build_complete"):
+            mode = "swept"  # the build, a sweep of the whole folder, finished meanwhile
         if catchup.rebuilt_reason:
             store.rebuilt_reason = catchup.rebuilt_reason
         freshness = describe(mode, checked_at, progress.pending, store.meta("swept_ns"))
@@ -541,7 +546,7 @@ class NotesAdapter(Adapter):
             index_watermark=watermark or None,
             index_generation=generation or None,
             index_config=self._index_config(),
-            record_count=notes + failed + work.pending,
+            record_count=notes + failed + (work.pending if not store.meta("build_complete") else 0),
             indexed_count=notes,
             failed_count=failed,
             diagnostics=diagnostics,

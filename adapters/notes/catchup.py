@@ -60,9 +60,12 @@ class Catchup:
 
     # -- handing work over ---------------------------------------------------------
 
-    def sweep(self, full: bool = False) -> None:
-        """Re-check the whole folder (``full``: re-read every note) as soon as possible."""
+    def sweep(self, full: bool = False, *, unless_running: bool = False) -> None:
+        """Re-check the whole folder (``full``: re-read every note) as soon as possible;
+        ``unless_running``: not if a run is under way (a first build already is a sweep)."""
         with self._cond:
+            if unless_running and self._busy:
+                return
             self._sweep = True
             self._full |= full
             self._start()
@@ -130,7 +133,8 @@ class Catchup:
         pending = self._pending + len(self._paths)
         return Progress(
             pending=pending,
-            scanning=self._scanning or self._sweep,
+            # a sweep queued behind a running one is not waited for: that one says how much is left
+            scanning=self._scanning or (self._sweep and not self._busy),
             busy=self._busy,
             error=self.last_error,
         )

@@ -149,7 +149,8 @@ def describe(mode: str, checked_at: datetime, pending: int, swept_ns: str) -> di
     """The freshness guarantee one answer had, flat, for health and ``--explain``.
 
     ``mode``: ``watched`` (changes applied as they happen), ``checked`` (folders and
-    recent notes stat'ed at ``checked_at``), ``swept`` (every file stat'ed then).
+    recent notes stat'ed at ``checked_at``), ``swept`` (every file stat'ed then),
+    ``building`` (the first build has not finished: ``pending`` says how much is left).
     """
     described: dict[str, Any] = {
         "mode": mode,

@@ -283,6 +283,7 @@ class _Updater:
         self.rows: dict[str, list[tuple[object, ...]]] = {
             "notes": [], "chunks": [], "chunk_text": [], "identifiers": []
         }
+        self.text_deletes: list[tuple[int]] = []
 
     def apply(self, batch: list[WorkItem]) -> None:
         for rel, stat, recorded in batch:
@@ -401,12 +402,10 @@ class _Updater:
             return
         note_id, sha = note
         conn = self.conn
-        self._flush()
         self.digest ^= _file_digest(rel, sha)
-        conn.execute(
-            "DELETE FROM chunk_text WHERE rowid IN (SELECT id FROM chunks WHERE note_id = ?)",
-            (note_id,),
-        )
+        # text rows go with the next flush, before its inserts: FTS5 writes a delete that
+        # lands between inserts as a segment of its own, and merging those is most of the cost
+        self.text_deletes += conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,)).fetchall()
         conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
         conn.execute("DELETE FROM identifiers WHERE note_id = ?", (note_id,))
         conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))
@@ -438,11 +437,13 @@ class _Updater:
             self.rows["chunk_text"].append((chunk_id, chunk.title, indexable(body)))
         for key, kind in _identifiers(rel, stem, [*front.aliases, *self.settings.aliases_of(rel)], front.note_id):
             self.rows["identifiers"].append((key, note_id, kind))
-        if len(self.rows["chunk_text"]) >= _ROW_BATCH:
+        if len(self.rows["chunk_text"]) + len(self.text_deletes) >= _ROW_BATCH:
             self._flush()
 
     def _flush(self) -> None:
         rows, conn = self.rows, self.conn
+        conn.executemany("DELETE FROM chunk_text WHERE rowid = ?", self.text_deletes)
+        self.text_deletes.clear()
         conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows["notes"])
         conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?)", rows["chunks"])
         conn.executemany(

@@ -85,3 +85,28 @@ def test_bulk_edit_is_answered_partial_then_complete(tmp_path: Path) -> None:
         assert len(adapter.search("kingfisher", limit=NOTES)["candidates"]) == NOTES
     finally:
         adapter.close()
+
+
+def test_a_watched_folder_applies_an_edit_without_checking_at_search_time(tmp_path: Path) -> None:
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root, 50)
+    adapter = NotesProcess()
+    try:
+        adapter.initialize(str(root), str(work))
+        give_up = time.monotonic() + 60
+        while adapter.health()["diagnostics"]["freshness"]["mode"] != "watched":
+            assert time.monotonic() < give_up, "the folder was never watched"
+            time.sleep(0.1)
+        with (root / "area1" / "note-00005.md").open("a") as handle:  # in place: no folder mtime moves
+            handle.write("\navocet on the mudflat\n")
+        while True:
+            result = adapter.search("avocet mudflat")
+            assert result["diagnostics"]["freshness"]["mode"] == "watched"
+            if result["candidates"]:
+                break
+            assert time.monotonic() < give_up, "the watcher never applied the edit"
+            time.sleep(0.02)
+        assert result["candidates"][0]["source_record_id"] == "area1/note-00005.md"
+        assert result["outcome"] == "success"
+    finally:
+        adapter.close()
