@@ -46,19 +46,12 @@ def _source(source: SourceConfig) -> dict[str, Any]:
     location_origin = o("location")
     fields = {
         "adapter": _field(source.adapter, o("adapter")),
-        "base_dir": _field(source.base_dir, source.declared_in),
         "base_prior": _field(source.base_prior, o("base_prior")),
         "enabled": _field(source.enabled, o("enabled")),
         "freshness_mode": _field(source.freshness_mode, o("freshness_mode")),
         "freshness_policy": _field(source.freshness_policy, o("freshness_policy")),
         "location": _field(source.location, location_origin),
         "location_kind": _field(source.location_kind, o("location_kind")),
-        "location_kind_explicit": _field(source.location_kind_explicit, o("location_kind")),
-        "location_original": _field(source.location_original, location_origin),
-        "location_rewritten": _field(
-            source.location is not None and source.location != source.location_original,
-            location_origin,
-        ),
         "record_types": _field(source.record_types, o("record_types")),
         "sensitivity": _field(source.sensitivity, o("sensitivity")),
         "source_id": _field(source.source_id, o("source_id")),
@@ -74,6 +67,18 @@ def _source(source: SourceConfig) -> dict[str, Any]:
             k: _field(v, o(f"intent_priors.{k}")) for k, v in sorted(source.intent_priors.items())
         },
         "settings": {k: _field(v, o(f"settings.{k}")) for k, v in sorted(source.settings.items())},
+        "resolved": _resolution(source),
+    }
+
+
+def _resolution(source: SourceConfig) -> dict[str, Any] | None:
+    """How recall read a location that is not what the file says: derived, not set by anyone."""
+    if source.location is None or source.location == source.location_original:
+        return None
+    return {
+        "location_as_written": source.location_original,
+        "resolved_against": str(source.base_dir),
+        "location_kind_explicit": source.location_kind_explicit,
     }
 
 
@@ -220,6 +225,12 @@ def render_explanation(data: dict[str, Any]) -> str:
             },
             "    ",
         )
+        resolved = source["resolved"]
+        if resolved is not None:
+            out.append(
+                f"    (location written as {_value(resolved['location_as_written'])}, "
+                f"resolved against {resolved['resolved_against']})"
+            )
     out.append("profiles")
     for profile in data["profiles"]:
         out.append(

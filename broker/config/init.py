@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from broker.config.identity import new_source_uid
+from broker.config.identity import new_source_uid, uid_problem
 from broker.config.locations import xdg_base
 from broker.errors import ConfigError, ConfigProblem, UsageError
 
@@ -215,6 +215,40 @@ def _exists(path: Path) -> ConfigError:
 def refuse_existing(path: Path, *, force: bool) -> None:
     if path.exists() and not force:
         raise _exists(path)
+
+
+def declared_source_uids(path: Path) -> set[str]:
+    """The source_uids a configuration file declares, or none if it cannot be read."""
+    import tomllib
+
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return set()
+    sources = document.get("sources")
+    if not isinstance(sources, list):
+        return set()
+    return {
+        uid for s in sources if isinstance(s, dict)
+        and isinstance(uid := s.get("source_uid"), str) and uid_problem(uid) is None
+    }
+
+
+def forget_sources(state_root: Path, cache_root: Path, uids: set[str]) -> list[Path]:
+    """Remove the adapter workdirs (indexes) kept for sources that no longer exist.
+
+    Workdirs live at ``<root>/<profile>/adapters/<source_uid>``; nothing else is touched.
+    """
+    import shutil
+
+    removed: list[Path] = []
+    for root in (state_root, cache_root):
+        for uid in sorted(uids):
+            for workdir in root.glob(f"*/adapters/{uid}"):
+                if workdir.is_dir() and not workdir.is_symlink():
+                    shutil.rmtree(workdir, ignore_errors=True)
+                    removed.append(workdir)
+    return removed
 
 
 def write_user_config(

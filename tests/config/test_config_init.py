@@ -84,6 +84,7 @@ def test_init_json_reports_the_sources_and_next_steps(home: Home) -> None:
         "notes": {"source_id": "notes", "source_uid": uids["notes"], "location": str(notes)},
         "tasks": {"source_id": "tasks", "source_uid": uids["tasks"], "location": str(todo)},
         "next": ["recall refresh --source notes", 'recall query "what did we decide"'],
+        "removed_indexes": [],
     }
 
 

@@ -54,3 +54,26 @@ def test_version_is_the_installed_distributions() -> None:
     assert done.returncode == 0
     assert done.stdout.startswith(f"recall {version('recall-broker')}")
     assert "unknown" not in done.stdout
+
+
+def test_init_force_removes_the_indexes_of_the_sources_it_replaces(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "XDG_CONFIG_HOME": f"{tmp_path}/c", "XDG_STATE_HOME": f"{tmp_path}/s",
+           "XDG_CACHE_HOME": f"{tmp_path}/k", "RECALL_DAEMON": "0"}
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Alpha\n\nbody\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(RECALL), *args], env=env, capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120)
+
+    assert run("init", "--notes", str(notes)).returncode == 0
+    assert run("refresh").returncode == 0
+    before = sorted((tmp_path / "s").glob("recall/*/adapters/*"))
+    assert before, "refresh keeps the notes index in the source's workdir"
+    replaced = run("init", "--force", "--notes", str(notes))
+    assert replaced.returncode == 0, replaced.stderr
+    assert "removed 1 index folders" in replaced.stdout
+    assert not any(p.exists() for p in before)

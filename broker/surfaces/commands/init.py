@@ -33,6 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from broker.config.init import (
+        declared_source_uids,
         notes_directory,
         refuse_existing,
         tasks_location,
@@ -53,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("recall init needs a notes directory")
     notes = notes_directory(notes_text, home) if notes_text is not None else None
     tasks = tasks_location(tasks_text, home) if tasks_text is not None else None
+    replaced_uids = declared_source_uids(path) if args.force else set()
     result = write_user_config(path, notes=notes, tasks=tasks, force=args.force)
+    forgotten = _forget_replaced(replaced_uids)
 
     if args.json:
         print_json(
@@ -63,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
                 "notes": _source_json(result.notes),
                 "tasks": _source_json(result.tasks),
                 "next": result.next,
+                "removed_indexes": [str(p) for p in forgotten],
             }
         )
         return 0
@@ -77,9 +81,27 @@ def run(args: argparse.Namespace) -> int:
             f"tasks source {result.tasks.source_id} ({result.tasks.source_uid})",
             f"tasks location {result.tasks.location}",
         ]
+    if forgotten:
+        lines.append(f"removed {len(forgotten)} index folders of the replaced sources")
     lines += ["", "Next:", *(f"  {step}" for step in result.next)]
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
+
+
+def _forget_replaced(uids: set[str]) -> list:
+    """Drop the indexes of sources the replaced file declared: their uids are gone for good."""
+    from broker.config import load_config
+    from broker.config.init import forget_sources
+    from broker.errors import RecallError
+
+    if not uids:
+        return []
+    try:
+        config = load_config()
+    except RecallError:  # the new file is written; an unreadable project file keeps old indexes
+        return []
+    uids -= {s.source_uid for s in config.sources}
+    return forget_sources(config.paths.state_root, config.paths.cache_root, uids)
 
 
 def _source_json(source: StarterSource | None) -> dict[str, str] | None:
