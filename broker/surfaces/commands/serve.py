@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from broker.surfaces.commands._common import add_profile
@@ -93,6 +94,11 @@ def generated_token(path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    return serve(args)
+
+
+def serve(args: argparse.Namespace, on_listening: Callable[[str], None] | None = None) -> int:
+    """Serve until a signal; ``on_listening(url)`` runs once the socket accepts connections."""
     import socket
 
     import uvicorn
@@ -147,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"recall serve profile {profile} at http://{shown}:{bound_port}", flush=True)
     if token_file is not None:
         print(f"bearer token written to {token_file} (send Authorization: Bearer <token>)", flush=True)
+    if on_listening is not None:
+        on_listening(f"http://{shown}:{bound_port}/")
     try:
         server.run(sockets=[listener])
     finally:
