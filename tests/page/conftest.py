@@ -2,7 +2,8 @@
 
 Profiles: ``default`` (the built-in notes adapter over a folder written here,
 and a fixture task list) and ``wide`` (those plus ``broken``, a real adapter
-process that answers every search with ``source_unavailable``).
+process that answers every search with ``source_unavailable``, and ``sick``,
+one that reports itself unavailable).
 
 Screenshots go to ``$RECALL_PAGE_ARTIFACTS`` when set, else to a folder under
 pytest's temporary directory; the path is printed in the test report header.
@@ -107,6 +108,8 @@ def write_workspace(root: Path) -> Workspace:
                             record_types=["task"]), *settings_table({"record_type": "task"}), ""]
     lines += [*source_table("UIDPAGEBROKEN0001", "broken", "fixture", root / "broken.json", **keys),
               *settings_table({"fail": "error"}), ""]
+    lines += [*source_table("UIDPAGESICK000001", "sick", "fixture", root / "broken.json", **keys),
+              *settings_table({"health": "unavailable"}), ""]
     lines += [
         "[defaults]",
         'profile = "default"',
@@ -116,7 +119,7 @@ def write_workspace(root: Path) -> Workspace:
         'max_sensitivity = "internal"',
         "",
         "[profiles.wide]",
-        'sources = ["notes", "tasks", "broken"]',
+        'sources = ["notes", "tasks", "broken", "sick"]',
         'max_sensitivity = "internal"',
     ]
     config_dir = root / "config" / "recall"
@@ -143,7 +146,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 @dataclass
 class Served:
-    url: str
+    url: str  # ends in "/"
     process: subprocess.Popen[str]
 
     def stop(self) -> None:
@@ -163,7 +166,7 @@ def start_server(ws: Workspace, *args: str, env: dict[str, str] | None = None) -
     if not first:
         process.wait(timeout=10)
         raise AssertionError(f"recall serve did not start: {process.stderr.read() if process.stderr else ''}")
-    return Served(first.rsplit(" at ", 1)[1].strip(), process)
+    return Served(first.rsplit(" at ", 1)[1].strip() + "/", process)
 
 
 @pytest.fixture(scope="session")
