@@ -204,25 +204,45 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Chromium from the system with a fresh profile directory; Playwright never fetches a browser."""
+def playwright() -> Iterator[Any]:
     if not shutil.which(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing; scripts/test.sh installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
     playwright_api = pytest.importorskip("playwright.sync_api")
-    with playwright_api.sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1100, "height": 800},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+    with playwright_api.sync_playwright() as driver:
+        yield driver
+
+
+def launch(playwright: Any, profile_dir: Path, **options: Any) -> Any:
+    """Chromium from the system with a fresh profile directory; Playwright never fetches a browser."""
+    return playwright.chromium.launch_persistent_context(
+        str(profile_dir),
+        executable_path=CHROMIUM,
+        headless=True,
+        args=CHROMIUM_FLAGS,
+        viewport={"width": 1100, "height": 800},
+        **options,
+    )
+
+
+@pytest.fixture(scope="session")
+def browser_context(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    context = launch(playwright, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def scriptless_context(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A second Chromium with JavaScript switched off."""
+    context = launch(playwright, tmp_path_factory.mktemp("chromium-noscript"), java_script_enabled=False)
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 @dataclass
@@ -239,9 +259,8 @@ class Tab:
         return path
 
 
-@pytest.fixture
-def tab(browser_context: Any, artifacts: Path) -> Iterator[Tab]:
-    page = browser_context.new_page()
+def open_tab(context: Any, artifacts: Path) -> Iterator[Tab]:
+    page = context.new_page()
     problems: list[str] = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
@@ -249,3 +268,13 @@ def tab(browser_context: Any, artifacts: Path) -> Iterator[Tab]:
         yield Tab(page, problems, artifacts)
     finally:
         page.close()
+
+
+@pytest.fixture
+def tab(browser_context: Any, artifacts: Path) -> Iterator[Tab]:
+    yield from open_tab(browser_context, artifacts)
+
+
+@pytest.fixture
+def scriptless_tab(scriptless_context: Any, artifacts: Path) -> Iterator[Tab]:
+    yield from open_tab(scriptless_context, artifacts)

@@ -284,6 +284,27 @@ def test_keyboard_alone_reaches_search_results_and_expansion(tab, server):
     assert_clean(tab)
 
 
+def test_without_javascript_search_and_expand_still_work(scriptless_tab, server):
+    page = scriptless_tab.page
+    page.goto(server.url)
+    page.get_by_label("Question").fill("restore backup")
+    page.get_by_label("Question").press("Enter")
+    page.wait_for_selector("section.outcome")
+    scriptless_tab.shot("no-javascript-search")
+    assert page.locator("section.outcome .outcome-value").inner_text() == "answered"
+    first = page.locator("ol.result-list a.locator").first
+    locator = first.inner_text()
+    first.click()  # a plain link: the expansion is its own page
+    page.wait_for_selector("section.expansion pre.content")
+    assert page.locator("#expansion-heading").inner_text() == locator
+    assert "compare checksums" in page.locator("pre.content").inner_text()
+    page.get_by_role("link", name=re.compile("Back to the results")).click()
+    page.wait_for_selector("section.outcome")
+    page.goto(server.url + "sources")
+    assert page.get_by_role("button", name="Refresh notes…").is_disabled()
+    assert_clean(scriptless_tab)
+
+
 LABELLED = """() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
     .filter(el => el.labels.length === 0 && !el.getAttribute('aria-label')).map(el => el.outerHTML)"""
 
