@@ -103,7 +103,7 @@ def write_workspace(root: Path) -> Workspace:
 
     keys: dict[str, Any] = {"location_kind": "path", "sensitivity": "internal", "timeout_ms": 5000}
     lines = adapter_registration()
-    lines += [*source_table("UIDPAGENOTES00001", "notes", "notes", notes, **keys, record_types=["note"]), ""]
+    lines += [*source_table("UIDPAGENOTES00001", "notes", "notes", notes, **keys, record_types=["document"]), ""]
     lines += [*source_table("UIDPAGETASKS00001", "tasks", "fixture", root / "tasks.json", **keys,
                             record_types=["task"]), *settings_table({"record_type": "task"}), ""]
     lines += [*source_table("UIDPAGEBROKEN0001", "broken", "fixture", root / "broken.json", **keys),

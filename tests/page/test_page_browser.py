@@ -60,6 +60,20 @@ def test_search_shows_the_applications_results_in_its_order_with_their_markings(
     assert_clean(tab)
 
 
+def test_the_choosers_scope_the_question(tab, server):
+    page = tab.page
+    page.goto(server.url)
+    page.get_by_label("task", exact=True).check()
+    page.get_by_label("Question").fill("restore drill")
+    page.get_by_label("Question").press("Enter")
+    page.wait_for_selector("section.outcome")
+    assert "type=task" in page.url
+    locators = page.locator("ol.result-list a.locator").all_inner_texts()
+    assert locators and all(locator.startswith("tasks:") for locator in locators)
+    assert page.get_by_label("task", exact=True).is_checked()
+    assert_clean(tab)
+
+
 def test_an_exact_match_wears_its_pill(tab, server):
     page = search(tab, server, "t1")  # the fixture task's record id: an exact hit
     first = page.locator("ol.result-list > li").first
@@ -81,7 +95,7 @@ def test_a_degraded_search_is_impossible_to_miss(tab, wide_server):
     assert broken.locator("th").inner_text() == "broken"
     assert broken.locator(".state").inner_text() == "unavailable"
     assert broken.locator("td").nth(1).inner_text() == "unreachable"
-    assert re.fullmatch(r"\d+(\.\d+)?(ms|µs|s)", broken.locator("td").nth(3).inner_text())
+    assert re.fullmatch(r"\d+(\.\d+)?(ms|µs|s)", broken.locator("td").nth(2).inner_text())
     # the sources that answered still answer
     assert page.locator("ol.result-list > li").count() > 0
     assert_clean(tab)
