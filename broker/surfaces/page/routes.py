@@ -60,7 +60,7 @@ class SearchForm:
             q=params.get("q", "").strip(),
             profile=params.get("profile", "").strip(),
             sources=[s for s in params.getlist("source") if s.strip()],
-            types=[t for t in params.getlist("type") if t.strip()],
+            types=[t.strip() for value in params.getlist("type") for t in value.split(",") if t.strip()],
             as_of=params.get("as_of", "").strip(),
             explain=params.get("explain") == "1",
         )

@@ -39,7 +39,8 @@
       showBody(doc);
       if (response.status === 401 && sentToken) refused();
       const main = document.getElementById("main");
-      if (main) main.focus();
+      window.scrollTo(0, 0);
+      if (main) main.focus({ preventScroll: true });
     } catch (error) {
       announce("The server could not be reached: " + error.message);
     }
