@@ -38,6 +38,7 @@ CHROMIUM_FLAGS = [
     "--no-first-run",
 ]
 TOKEN = "page-test-token-5f1c"
+BROWSER_WAIT_MS = 90_000  # generous: a loaded machine is slow, never wrong
 
 RESTORE = """\
 # Restore drill runbook
@@ -216,7 +217,7 @@ def playwright() -> Iterator[Any]:
 
 def launch(playwright: Any, profile_dir: Path, **options: Any) -> Any:
     """Chromium from the system with a fresh profile directory; Playwright never fetches a browser."""
-    return playwright.chromium.launch_persistent_context(
+    context = playwright.chromium.launch_persistent_context(
         str(profile_dir),
         executable_path=CHROMIUM,
         headless=True,
@@ -224,6 +225,8 @@ def launch(playwright: Any, profile_dir: Path, **options: Any) -> Any:
         viewport={"width": 1100, "height": 800},
         **options,
     )
+    context.set_default_timeout(BROWSER_WAIT_MS)
+    return context
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ def search(tab: Tab, served: Served, question: str) -> Any:
     page.get_by_label("Question").fill(question)
     page.get_by_label("Question").press("Enter")
     page.wait_for_selector("section.outcome")
+    page.wait_for_load_state("domcontentloaded")
     return page
 
 
