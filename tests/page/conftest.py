@@ -204,7 +204,9 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
+# Playwright's synchronous API keeps an event loop running in this thread while it
+# lives: module scope ends it before any asyncio test in another module starts.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Any]:
     if not shutil.which(CHROMIUM):
         if os.environ.get("CI"):
@@ -229,7 +231,7 @@ def launch(playwright: Any, profile_dir: Path, **options: Any) -> Any:
     return context
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser_context(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     context = launch(playwright, tmp_path_factory.mktemp("chromium-profile"))
     try:
@@ -238,7 +240,7 @@ def browser_context(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -
         context.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def scriptless_context(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A second Chromium with JavaScript switched off."""
     context = launch(playwright, tmp_path_factory.mktemp("chromium-noscript"), java_script_enabled=False)
