@@ -228,6 +228,10 @@ def test_sources_page_shows_health_and_freshness_and_names_the_broken_one(tab, w
     facts = dict(zip(notes.locator("dt").all_inner_texts(), notes.locator("dd").all_inner_texts(), strict=True))
     assert {"checked", "index coverage", "generation", "indexed"} <= set(facts)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", facts["checked"])
+    tasks = page.locator("article.source", has=page.get_by_role("heading", name=re.compile("^tasks")))
+    assert tasks.get_by_role("button").count() == 0  # its adapter keeps no index to refresh
+    assert "Keeps no index" in tasks.inner_text()
+    assert notes.get_by_role("button", name="Refresh notes…").is_enabled()
     sick = page.locator("article.source", has=page.get_by_role("heading", name=re.compile("^sick")))
     assert sick.locator(".pill-health").inner_text() == "unavailable"
     assert_clean(tab)

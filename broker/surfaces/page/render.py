@@ -15,7 +15,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.responses import Response
 
-from broker.contracts import Candidate, QueryResponse, Result, SourceReport
+from broker.contracts import Candidate, Result, SourceReport
 from broker.render.explain import explanation_block
 from broker.render.ledger import degraded_entries
 from broker.render.pointer import superseded_by
@@ -77,10 +77,6 @@ def report_cause(report: SourceReport) -> str:
     return "" if report.reason in (None, str(report.outcome)) else str(report.reason)
 
 
-def degraded(response: QueryResponse) -> list[str]:
-    return degraded_entries(response)
-
-
 @cache
 def environment() -> Environment:
     env = Environment(
@@ -96,7 +92,7 @@ def environment() -> Environment:
         provenance=provenance,
         pills=pills,
         report_cause=report_cause,
-        degraded=degraded,
+        degraded=degraded_entries,
         explanation_block=explanation_block,
         mapping_text=mapping_text,
         joined=joined,
