@@ -1,9 +1,10 @@
 """The page in a real browser: ``recall serve`` processes over real adapters, Debian's Chromium driven headless.
 
 Profiles: ``default`` (the built-in notes adapter over a folder written here,
-and a fixture task list) and ``wide`` (those plus ``broken``, a real adapter
-process that answers every search with ``source_unavailable``, and ``sick``,
-one that reports itself unavailable).
+and two fixture task lists naming one task alike: a corroborated result) and
+``wide`` (those plus ``broken``, a real adapter process that answers every
+search with ``source_unavailable``, and ``sick``, one that reports itself
+unavailable).
 
 Screenshots go to ``$RECALL_PAGE_ARTIFACTS`` when set, else to a folder under
 pytest's temporary directory; the path is printed in the test report header.
@@ -75,6 +76,7 @@ supersedes: old-decision
 Databases move to pgBackRest with continuous WAL archiving; Borg stays for files.
 """
 TASKS = [{"id": "t1", "title": "Run the quarterly restore drill", "body": "Owner rotates."}]
+MIRROR = [{"id": "drill", "title": "Run the quarterly restore drill", "body": "Booked for the first Monday."}]
 
 
 @dataclass
@@ -101,11 +103,14 @@ def write_workspace(root: Path) -> Workspace:
     _write(notes / "new-decision.md", NEW_DECISION)
     (root / "tasks.json").write_text(json.dumps({"records": TASKS}))
     (root / "broken.json").write_text(json.dumps({"records": TASKS}))
+    (root / "mirror.json").write_text(json.dumps({"records": MIRROR}))
 
     keys: dict[str, Any] = {"location_kind": "path", "sensitivity": "internal", "timeout_ms": 5000}
     lines = adapter_registration()
     lines += [*source_table("UIDPAGENOTES00001", "notes", "notes", notes, **keys, record_types=["document"]), ""]
     lines += [*source_table("UIDPAGETASKS00001", "tasks", "fixture", root / "tasks.json", **keys,
+                            record_types=["task"]), *settings_table({"record_type": "task"}), ""]
+    lines += [*source_table("UIDPAGEMIRROR0001", "mirror", "fixture", root / "mirror.json", **keys,
                             record_types=["task"]), *settings_table({"record_type": "task"}), ""]
     lines += [*source_table("UIDPAGEBROKEN0001", "broken", "fixture", root / "broken.json", **keys),
               *settings_table({"fail": "error"}), ""]
@@ -116,11 +121,11 @@ def write_workspace(root: Path) -> Workspace:
         'profile = "default"',
         "",
         "[profiles.default]",
-        'sources = ["notes", "tasks"]',
+        'sources = ["notes", "tasks", "mirror"]',
         'max_sensitivity = "internal"',
         "",
         "[profiles.wide]",
-        'sources = ["notes", "tasks", "broken", "sick"]',
+        'sources = ["notes", "tasks", "mirror", "broken", "sick"]',
         'max_sensitivity = "internal"',
     ]
     config_dir = root / "config" / "recall"

@@ -55,7 +55,7 @@ def test_search_shows_the_applications_results_in_its_order_with_their_markings(
     assert page.locator("section.outcome .outcome-value").inner_text() == expected["outcome"] == "answered"
     assert page.locator("section.outcome .coverage-value").inner_text() == "complete"
     rows = page.locator("section.coverage tbody tr")
-    assert [rows.nth(i).locator("th").inner_text() for i in range(rows.count())] == ["notes", "tasks"]
+    assert [rows.nth(i).locator("th").inner_text() for i in range(rows.count())] == ["notes", "tasks", "mirror"]
     assert page.locator("section.coverage tr.degrades").count() == 0
     assert "q=restore+backup" in page.url
     assert_clean(tab)
@@ -80,6 +80,16 @@ def test_an_exact_match_wears_its_pill(tab, server):
     first = page.locator("ol.result-list > li").first
     assert first.locator("a.locator").inner_text() == "tasks:t1"
     assert first.locator(".pill-exact").inner_text() == "exact"
+    assert_clean(tab)
+
+
+def test_one_task_found_in_two_lists_wears_its_corroboration_pill(tab, server):
+    page = search(tab, server, "restore drill")
+    first = page.locator("ol.result-list > li").first
+    assert first.locator("a.locator").inner_text() == "tasks:t1"
+    assert first.locator(".pill-corroborated").inner_text() == "corroborated 2"
+    others = page.locator("ol.result-list > li").filter(has_not=page.locator(".pill-corroborated"))
+    assert others.count() == page.locator("ol.result-list > li").count() - 1
     assert_clean(tab)
 
 
@@ -183,7 +193,7 @@ def test_the_explain_toggle_shows_the_explanation_tier(tab, server):
     assert "score" in arithmetic and "rank" in arithmetic
     assert first.locator(".provenance dt").all_inner_texts()[:2] == ["source", "type"]
     plan = page.locator("section.plan")
-    assert plan.locator("tbody th").all_inner_texts() == ["notes", "tasks"]
+    assert plan.locator("tbody th").all_inner_texts() == ["notes", "tasks", "mirror"]
     assert_clean(tab)
 
 
