@@ -52,6 +52,14 @@ def test_retrieved_markup_is_escaped_in_the_html_itself(server):
     assert "<script>window.__pwned" not in expanded
 
 
+def test_a_question_carrying_markup_is_escaped_where_it_is_echoed(server):
+    hostile = '"><script>alert(1)</script>'
+    for path in ("", "expand"):
+        reply = httpx.get(server.url + path, params={"q": hostile, "locator": "notes:nowhere.md"}, timeout=60)
+        assert "<script>alert(1)" not in reply.text
+        assert "&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in reply.text
+
+
 def test_a_refresh_from_another_origin_is_refused(server):
     reply = httpx.post(server.url + "sources/refresh", json={"source_id": "notes"},
                        headers={"Origin": "http://evil.test"}, timeout=60)
