@@ -16,8 +16,9 @@ DESCRIPTION = """Serve the /v1 HTTP API for one profile, keeping adapters warm b
 Listens on 127.0.0.1:8765 unless --addr says otherwise; the host must be an IP
 literal. Listening beyond loopback requires a bearer token: give one with
 --auth-token-env, or one is generated and written (mode 0600) to the state
-directory, and its path printed. Requests carrying an Origin header are refused.
-SIGINT or SIGTERM shuts down gracefully and stops every adapter process."""
+directory, and its path printed. Requests to /v1 carrying an Origin header are
+refused; the search page at / accepts its own origin only. SIGINT or SIGTERM
+shuts down gracefully and stops every adapter process."""
 EXIT_CODES = """exit codes:
   1  error: bad usage, configuration or listen address
 SIGINT or SIGTERM stops every adapter, then ends with that signal's status (130, 143)."""
