@@ -82,6 +82,32 @@ class ExecutableRequirement(WireModel):
     purpose: str | None = None
 
 
+TRUSTED_ONLY = "trusted_only"
+"""A settings-schema keyword: ``{"type": "string", "trusted_only": true}`` on a property.
+
+A setting marked so may only come from the user's own configuration, never from a
+project ``recall.toml`` that arrived with a cloned repository: mark every setting
+that chooses a network endpoint, a credential or token, a file outside the
+source's location, or anything else a stranger must not choose for the user.
+"""
+
+
+def trusted_only(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` for one setting, marked as settable only from user configuration."""
+    return {**schema, TRUSTED_ONLY: True}
+
+
+def project_settable(settings_schema: dict[str, Any] | None, name: str) -> bool:
+    """Whether a project file may set ``name``: the schema declares it and does not mark it.
+
+    A setting the schema does not declare, or any setting of an adapter that
+    publishes no schema, is not settable from a project: nothing says it is safe.
+    """
+    properties = (settings_schema or {}).get("properties")
+    declared = properties.get(name) if isinstance(properties, dict) else None
+    return isinstance(declared, dict) and declared.get(TRUSTED_ONLY) is not True
+
+
 class Manifest(WireModel):
     protocol_version: int = Field(ge=1)
     adapter_id: str = Field(min_length=1)

@@ -8,7 +8,9 @@ What the server guarantees on the wire:
 
 * requests are dispatched concurrently, each bounded by its own ``deadline``;
 * ``recall/cancel`` (or the deadline) ends a request with error -32007 and
-  its late result, if any, is discarded;
+  its late result, if any, is discarded; a handler that wants to stop its
+  work early (rather than finish it for nobody) asks
+  :func:`current_cancellation` and may register a callback on it;
 * a search/expand/health/refresh without a deadline is refused with -32602;
 * params are validated before dispatch and results before the reply;
 * unknown methods get -32601; anything thrown becomes -32603 with its message;
@@ -65,6 +67,63 @@ if TYPE_CHECKING:
 
 _NO_DEADLINE_BEFORE = datetime(1970, 1, 2, tzinfo=UTC)
 _HANDLERS = ("initialize", "search", "expand", "health", "refresh", "shutdown")
+
+
+class Cancellation:
+    """Whether the caller of one request has given up on it (``recall/cancel``, or its
+    deadline passed). Its reply is already sent; the handler may stop its work."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requested = False
+        self._callbacks: list[Callable[[], None]] = []
+
+    @property
+    def requested(self) -> bool:
+        return self._requested
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` (from another thread) when the request is cancelled, at once
+        if it already is; returns a function that unregisters it."""
+        with self._lock:
+            if not self._requested:
+                self._callbacks.append(callback)
+                return lambda: self._forget(callback)
+        callback()
+        return lambda: None
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._requested:
+                return
+            self._requested = True
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def _forget(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+
+_NEVER_CANCELLED = Cancellation()
+_serving = threading.local()
+
+
+def current_cancellation() -> Cancellation:
+    """The cancellation of the request the calling handler thread is serving (one that
+    is never requested outside a request)."""
+    cancellation: Cancellation = getattr(_serving, "cancellation", _NEVER_CANCELLED)
+    return cancellation
+
+
+def _serve_with(cancellation: Cancellation, fn: Callable[..., Any], *args: Any) -> Any:
+    _serving.cancellation = cancellation
+    try:
+        return fn(*args)
+    finally:
+        _serving.cancellation = _NEVER_CANCELLED
 
 
 class Adapter:
@@ -134,6 +193,7 @@ class _Session:
         self._send = send
         self._lock = threading.Lock()
         self._in_flight: dict[bytes, anyio.CancelScope] = {}
+        self._cancellations: dict[bytes, Cancellation] = {}
         self._cancel_requested: set[bytes] = set()
         self._initialized = False
         self._closed = False
@@ -186,6 +246,7 @@ class _Session:
         if scope is not None:
             self._cancel_requested.add(key)
             scope.cancel()
+            self._cancellations.get(key, _NEVER_CANCELLED).cancel()
 
     async def _shutdown(self, frame: dict[str, Any]) -> None:
         import anyio
@@ -209,6 +270,7 @@ class _Session:
             )
         finally:
             self._in_flight.pop(key, None)
+            self._cancellations.pop(key, None)
             self._cancel_requested.discard(key)
         self.write(reply)
 
@@ -230,9 +292,11 @@ class _Session:
         if deadline is not None:
             scope.deadline = anyio.current_time() + max(_seconds_left(deadline), 0.0)
         result: Any = None
+        cancellation = self._cancellations.setdefault(key, Cancellation())
         with scope:
-            result = await _call(handler, params)
+            result = await _call(handler, params, cancellation=cancellation)
         if scope.cancelled_caught:
+            cancellation.cancel()
             if key in self._cancel_requested:
                 raise RpcError(ErrorCode.deadline_exceeded, "request cancelled")
             raise RpcError(ErrorCode.deadline_exceeded, "deadline exceeded")
@@ -339,12 +403,14 @@ class _Request:
         self.key = orjson.dumps(frame["id"])
         self._settled = threading.Event()  # the handler returned, or a cancel arrived
         self._cancelled = False
+        self.cancellation = Cancellation()
         self._result: Any = None
         self._error: BaseException | None = None
 
     def cancel(self) -> None:
         self._cancelled = True
         self._settled.set()
+        self.cancellation.cancel()
 
     def outcome(self, handler: Callable[..., Any], params: WireModel, deadline: datetime | None) -> Any:
         """Run ``handler`` in its own thread; its result, unless cancelled or out of time first."""
@@ -355,6 +421,7 @@ class _Request:
         if self._cancelled:
             raise RpcError(ErrorCode.deadline_exceeded, "request cancelled")
         if not self._settled.is_set():
+            self.cancellation.cancel()
             raise RpcError(ErrorCode.deadline_exceeded, "deadline exceeded")
         if self._error is not None:
             raise self._error
@@ -362,7 +429,7 @@ class _Request:
 
     def _run(self, handler: Callable[..., Any], params: WireModel) -> None:
         try:
-            self._result = handler(params)
+            self._result = _serve_with(self.cancellation, handler, params)
         except BaseException as exc:  # handed to the waiting thread, which reports it
             self._error = exc
         self._settled.set()
@@ -419,12 +486,14 @@ def _seconds_left(deadline: datetime) -> float:
     return (deadline - datetime.now(UTC)).total_seconds()
 
 
-async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+async def _call(fn: Callable[..., Any], *args: Any, cancellation: Cancellation | None = None) -> Any:
     import anyio.to_thread
 
     if inspect.iscoroutinefunction(fn):
         return await fn(*args)
-    return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+    return await anyio.to_thread.run_sync(
+        _serve_with, cancellation or _NEVER_CANCELLED, fn, *args, abandon_on_cancel=True
+    )
 
 
 def _checked_result(method: str, result: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,8 @@ TOPICS = (
 def generate(root: Path, count: int, seed: int = 7) -> int:
     rng = random.Random(seed)
     words = [f"w{n:05d}" for n in range(30_000)]
-    weights = [1 / (rank + 1) for rank in range(len(words))]
+    # cumulative once: choices() would otherwise re-add 30k weights for every sentence
+    cumulative = list(accumulate(1 / (rank + 1) for rank in range(len(words))))
     total = 0
     for index in range(count):
         folder = root / f"area{index % 20:02d}"
@@ -43,7 +45,7 @@ def generate(root: Path, count: int, seed: int = 7) -> int:
         for section in range(rng.randint(3, 6)):
             lines += [f"## Section {section} {rng.choice(TOPICS)}", ""]
             for _ in range(rng.randint(5, 9)):
-                sentence = rng.choices(words, weights, k=16) + rng.sample(TOPICS, 2)
+                sentence = rng.choices(words, cum_weights=cumulative, k=16) + rng.sample(TOPICS, 2)
                 rng.shuffle(sentence)
                 lines.append(" ".join(sentence) + ".")
             lines.append("")

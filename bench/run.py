@@ -401,6 +401,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15, help="cold queries per size (default 15)")
     parser.add_argument("--serve-runs", type=int, default=50, help="served queries per size (default 50)")
     parser.add_argument("--json-out", type=Path, metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--indexing", action="store_true",
+                        help="also run bench/indexing.py (build, resume, freshness) for each size")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "recall-bench",
                         help="where corpora are cached (default: $TMPDIR/recall-bench)")
     parser.add_argument("--recall", default=str(Path(sys.executable).with_name("recall")),
@@ -431,8 +433,14 @@ def main() -> None:
     for name in sizes:
         print(f"bench: size {name} ...", file=sys.stderr, flush=True)
         report["sizes"][name] = bench_size(name, args.workdir, recall, runs)
+    if args.indexing:
+        import indexing
+
+        report["indexing"] = indexing.run(sizes, args.workdir / "indexing")
     report["machine"]["load_after"] = list(os.getloadavg())
     print(table(report))
+    if args.indexing:
+        print(indexing.table(report["indexing"]))
     print(f"load average before {report['machine']['load_before'][0]:.2f}, "
           f"after {report['machine']['load_after'][0]:.2f} on {os.cpu_count()} CPUs")
     if args.json_out:

@@ -2,15 +2,22 @@
 
 The broker, not the adapter, decides who a candidate belongs to and how
 sensitive it is: the source part of every locator is overwritten with the
-configured ``source_id``, sensitivity is raised to the source's floor (never
-lowered), and candidates above the profile's ceiling are dropped and counted.
+configured ``source_id`` (an adapter cannot speak for another source), the
+sensitivity is raised to the source's floor (never lowered), and candidates
+above the profile's ceiling are dropped and counted. A record of a source a
+project file added may not reach into the user's own sources: its
+``derived_from`` edges and ``supersedes`` / ``superseded_by`` references naming
+one of them are dropped and counted, so a cloned repository's notes cannot
+withhold the user's evidence as superseded or fold it into their lineage.
 Text fields are sanitized here, before anything ranks or renders them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from adapter_sdk.protocol import AdapterSkipReason, SearchOutcome, SearchResult, Sensitivity
 from adapter_sdk.protocol import Candidate as WireCandidate
@@ -43,6 +50,8 @@ _FAILURE_REASONS = {
 _FAILURE_OUTCOMES = frozenset(
     {SearchOutcome.timeout, SearchOutcome.unavailable, SearchOutcome.denied, SearchOutcome.failed}
 )
+REFERENCE_KEYS = ("supersedes", "superseded_by")
+FOREIGN_DROPPED = "dropped_references_to_protected_sources"
 
 
 @dataclass
@@ -60,7 +69,9 @@ def admit(
     floor: Sensitivity,
     ceiling: Sensitivity,
     elapsed_ns: int,
+    protected: Collection[str] = (),
 ) -> Admitted:
+    """``protected``: source ids this source's records may not reference (see the module)."""
     report = SourceReport(
         source_uid=source_uid,
         source_id=source_id,
@@ -83,8 +94,11 @@ def admit(
     admitted: list[Candidate] = []
     above_ceiling = 0
     malformed = 0
+    foreign = 0
     for wire in result.candidates or []:
         candidate = stamp(wire, source_uid=source_uid, source_id=source_id, floor=floor)
+        if candidate is not None and protected:
+            foreign += drop_references(candidate, protected)
         if candidate is None:
             malformed += 1
         elif candidate.sensitivity > ceiling:
@@ -94,6 +108,8 @@ def admit(
     if malformed:
         report.outcome = SearchOutcome.partial
         report.diagnostics = {**(report.diagnostics or {}), "dropped_malformed_candidates": malformed}
+    if foreign:
+        report.diagnostics = {**(report.diagnostics or {}), FOREIGN_DROPPED: foreign}
     report.candidates = len(admitted)
     return Admitted(report, admitted, above_ceiling)
 
@@ -130,6 +146,34 @@ def stamp(
         metadata=clean_metadata(wire.metadata) if wire.metadata else None,
         content_fingerprint=wire.content_fingerprint,
     )
+
+
+def drop_references(candidate: Candidate, protected: Collection[str]) -> int:
+    """Remove the candidate's references into ``protected`` sources; how many went."""
+
+    def names_protected(reference: Any) -> bool:
+        return isinstance(reference, str) and reference.partition(":")[0] in protected
+
+    dropped = 0
+    if candidate.derived_from:
+        kept = [r for r in candidate.derived_from if not names_protected(r)]
+        dropped += len(candidate.derived_from) - len(kept)
+        candidate.derived_from = kept or None
+    for key in REFERENCE_KEYS:
+        value = (candidate.metadata or {}).get(key)
+        references = [value] if isinstance(value, str) else value
+        if not isinstance(references, list):
+            continue
+        kept = [r for r in references if not names_protected(r)]
+        if len(kept) == len(references):
+            continue
+        dropped += len(references) - len(kept)
+        assert candidate.metadata is not None
+        if kept:
+            candidate.metadata[key] = kept
+        else:
+            del candidate.metadata[key]
+    return dropped
 
 
 def failure_report(

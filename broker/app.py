@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from adapter_sdk.protocol import SearchParams
-from broker.admission import admit, failure_report, stamp
+from broker.admission import admit, drop_references, failure_report, stamp
 from broker.config import Config, SourceConfig
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
@@ -41,6 +41,7 @@ from broker.expand import expand as expand_locator
 from broker.fusion import FusionParams, SourceFacts, fuse
 from broker.listing import list_sources
 from broker.plan import QueryPlan, Target, plan_query
+from broker.project_settings import vet_project_settings
 from broker.refresh import Progress
 from broker.refresh import refresh as refresh_sources
 from broker.shaping import shape
@@ -176,15 +177,22 @@ class Broker:
             result,
             source_uid=source.source_uid,
             source_id=source.source_id,
-            floor=source.sensitivity,
+            floor=target.floor,
             ceiling=plan.profile.max_sensitivity,
             elapsed_ns=time.perf_counter_ns() - clock,
+            protected=self._protected_from(source),
         )
         report = admitted.report
         report.cold_start_ns = target.health.cold_start_ns
         report.index_generation = target.health.index_generation
         report.confirmed_at = target.health.last_success_at
         return report, admitted.candidates, admitted.above_ceiling
+
+    def _protected_from(self, source: SourceConfig) -> frozenset[str]:
+        """The user's own sources, which a source a project file added may not reference."""
+        if not source.project_declared:
+            return frozenset()
+        return frozenset(s.source_id for s in self.config.sources if not s.project_declared)
 
     async def _fetch_successors(self, plan: QueryPlan, locators: list[str]) -> list[Candidate]:
         """Look up successors the query did not retrieve, by locator, within the deadline."""
@@ -212,9 +220,10 @@ class Broker:
                     wire,
                     source_uid=target.source.source_uid,
                     source_id=source_id,
-                    floor=target.source.sensitivity,
+                    floor=target.floor,
                 )
                 if candidate is not None and candidate.sensitivity <= plan.profile.max_sensitivity:
+                    drop_references(candidate, self._protected_from(target.source))
                     candidate.metadata = {**(candidate.metadata or {}), "promoted_successor": True}
                     found.append(candidate)
 
@@ -295,9 +304,12 @@ def exit_code(response: QueryResponse) -> int:
 async def open_broker(config: Config) -> AsyncIterator[Broker]:
     """A broker whose adapter processes all end when the block exits.
 
-    An error raised in the block reaches the caller as itself, not wrapped in
-    the exception group of the supervisor's task group.
+    A project source's settings are checked against its adapter's schema first
+    (:mod:`broker.project_settings`); a crossing raises ``TrustError`` and no
+    source is asked anything. An error raised in the block reaches the caller
+    as itself, not wrapped in the exception group of the supervisor's task group.
     """
+    await vet_project_settings(config)
     error: Exception | None = None
     async with Supervisor() as supervisor:
         try:

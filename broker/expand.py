@@ -8,7 +8,7 @@ from adapter_sdk.protocol import ExpandParams
 from broker.config import Config
 from broker.contracts import DEFAULT_EXPAND_BUDGET_BYTES, ExpandRequest, ExpandResponse
 from broker.errors import ExpandError, ExpandErrorCode
-from broker.plan import adapter_spec
+from broker.plan import adapter_spec, effective_sensitivity
 from broker.sanitize import EXPANSION_BYTES, clean_expansion, clean_line
 from broker.supervise import AdapterFailure, FailureReason, Supervisor
 
@@ -61,7 +61,14 @@ async def expand(config: Config, supervisor: Supervisor, request: ExpandRequest)
     deadline = request.deadline or datetime.now(UTC) + EXPAND_TIMEOUT
     client = supervisor.client(adapter_spec(config, profile.name, source))
     try:
-        await client.initialize()
+        manifest = await client.initialize()
+        floor = effective_sensitivity(source, manifest)
+        if floor.level > profile.max_sensitivity.level:
+            raise ExpandError(
+                ExpandErrorCode.denied,
+                f"denied: adapter {source.adapter!r} declares source {source_id}'s records "
+                f"{floor}, above profile {profile.name}'s ceiling {profile.max_sensitivity}",
+            )
         result = await client.expand(
             ExpandParams(
                 locator=request.locator, detail=request.detail, budget_bytes=budget, deadline=deadline

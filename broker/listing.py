@@ -9,7 +9,7 @@ import anyio
 
 from adapter_sdk.protocol import HealthStatus, Sensitivity
 from broker.config import Config, SourceConfig
-from broker.plan import adapter_spec
+from broker.plan import adapter_spec, effective_sensitivity
 from broker.supervise import AdapterFailure, Supervisor
 
 PROBE_TIMEOUT = timedelta(seconds=10)
@@ -34,6 +34,12 @@ async def list_sources(config: Config, supervisor: Supervisor, profile_name: str
                 query_modes=[str(m) for m in manifest.query_modes],
                 as_of_support=str(manifest.as_of_support),
             )
+            floor = effective_sensitivity(source, manifest)
+            if floor != source.sensitivity:
+                # the adapter's floor wins over the configuration; above the ceiling, stop here
+                row.update(sensitivity=str(floor), permitted=floor <= profile.max_sensitivity)
+                if not row["permitted"]:
+                    return
             if manifest.derives_from:
                 row["derives_from"] = manifest.derives_from
             if manifest.executable_requirements:

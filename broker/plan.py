@@ -3,7 +3,9 @@
 Static checks come first so that a source the request may not see is never
 contacted: disabled, out of scope, above the profile's sensitivity ceiling.
 The remaining members are handshaken and probed concurrently, then checked in
-this order: handshake, health, as_of support, record types, budget. Finally,
+this order: handshake, the adapter's own sensitivity floor against the ceiling
+(whatever the configuration says, a source is never less sensitive than its
+adapter declares), health, as_of support, record types, budget. Finally,
 two eligible instances of one adapter that report the same store identity are
 both excluded, since neither can be told apart from the other.
 
@@ -35,6 +37,7 @@ from adapter_sdk.protocol import (
     SearchFilters,
     SearchOutcome,
     SearchParams,
+    Sensitivity,
 )
 from broker.config import Config, Profile, SourceConfig
 from broker.contracts import (
@@ -67,6 +70,15 @@ class Target:
     params: SearchParams
     timeout_budget: TimeoutBudget
     timeout_limit: timedelta
+
+    @property
+    def floor(self) -> Sensitivity:
+        return effective_sensitivity(self.source, self.manifest)
+
+
+def effective_sensitivity(source: SourceConfig, manifest: Manifest) -> Sensitivity:
+    """The configured sensitivity, raised to the floor the adapter declares; never lowered."""
+    return max(source.sensitivity, manifest.sensitivity, key=lambda s: s.level)
 
 
 @dataclass
@@ -275,6 +287,13 @@ async def _consider(
             "reason": "handshake_timeout",
             "detail": f"no handshake within {HANDSHAKE_LIMIT.total_seconds():g}s",
         })
+
+    floor = effective_sensitivity(source, manifest)
+    if floor.level > plan.profile.max_sensitivity.level:
+        return Exclusion(source, SkipReason.sensitivity_ceiling, {
+            "detail": f"adapter {source.adapter!r} declares its records {floor}, above profile "
+            f"{plan.profile.name}'s ceiling {plan.profile.max_sensitivity}",
+        }, manifest)
 
     now = datetime.now(UTC)
     usable = plan.deadline - plan.fusion_reserve

@@ -4,9 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "demo: installing recall into .venv (about half a minute the first time)..."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e .
+echo "demo: installed; running the demo over examples/sample"
 
 demo=$(mktemp -d)
 export XDG_CONFIG_HOME="$demo/config" XDG_STATE_HOME="$demo/state" XDG_CACHE_HOME="$demo/cache"
@@ -26,3 +28,4 @@ run query --explain "postgres 16 upgrade plan" --limit 2
 run query "submarine periscope"
 echo
 echo "demo configuration kept in $demo"
+echo "to use recall yourself: export PATH=\"$PWD/.venv/bin:\$PATH\", then see docs/quickstart.md"

@@ -35,4 +35,6 @@ fi
 
 .venv/bin/ruff check broker adapter_sdk adapters tests bench conformance_transcripts
 .venv/bin/mypy broker adapter_sdk adapters
+# the layering contracts in pyproject.toml ([tool.importlinter]); quiet unless one breaks
+log=$(.venv/bin/lint-imports --no-cache 2>&1) || { echo "$log"; exit 1; }
 .venv/bin/python -m pytest -q "$@"

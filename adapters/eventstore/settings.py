@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapter_sdk.protocol import ErrorCode, RpcError
+from adapter_sdk.protocol import ErrorCode, RpcError, trusted_only
 
 BACKENDS = ("local", "polign", "pgvector", "mongodb", "qdrant")
 TRANSPORTS = ("mcp", "serve")
@@ -30,49 +30,49 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "description": "mcp: run Polign's binary as `recall mcp -typed` (read-only) on the "
             "location; serve: the location is the URL of a running `recall serve`.",
         },
-        "api_key_env": {
+        "api_key_env": trusted_only({
             "type": "string",
             "pattern": f"^{_ENV_NAME.pattern}$",
             "default": DEFAULT_API_KEY_ENV,
             "description": "transport serve: the environment variable holding the Recall key "
             "(rcl_<id>_<secret>).",
-        },
-        "polign_binary": {
+        }),
+        "polign_binary": trusted_only({
             "type": "string",
             "minLength": 1,
             "description": "Path to Polign's `recall` binary (relative paths start at the "
             "config file's directory). Omitted: found by its version output.",
-        },
-        "polign_server": {
+        }),
+        "polign_server": trusted_only({
             "type": "string",
             "minLength": 1,
             "description": "Path to `polign-server`, which Polign's binary starts for a "
             "local data directory. Omitted: next to the binary, this Python's scripts "
             "directory, then PATH.",
-        },
+        }),
         "backend": {
             "enum": list(BACKENDS),
             "default": "local",
             "description": "Where Polign keeps memory, as its -backend flag: local (the "
             "location is a data directory) or a database named by URL.",
         },
-        "backend_key_env": {
+        "backend_key_env": trusted_only({
             "type": "string",
             "pattern": f"^{_ENV_NAME.pattern}$",
             "description": "Name of the environment variable holding the database "
             "credential (Polign's -key); the credential never appears in a command line.",
-        },
+        }),
         "collection": {
             "type": "string",
             "minLength": 1,
             "description": "Memory collection, as Polign's -collection. Omitted: Polign's default.",
         },
-        "predicates": {
+        "predicates": trusted_only({
             "type": "string",
             "minLength": 1,
             "description": "Predicate registry JSON the store was written with, as Polign's "
             "-predicates. Omitted: Polign's starter registry.",
-        },
+        }),
     },
 }
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapter_sdk.protocol import ErrorCode, InitializeParams, RpcError
+from adapter_sdk.protocol import ErrorCode, InitializeParams, RpcError, trusted_only
 
 RECORD_TYPE = "message"
 API = "api"
@@ -32,16 +32,19 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "description": "api = the Gmail REST API; mbox = a Google Takeout .mbox file; "
             "auto = mbox when location names a .mbox file",
         },
-        "token_file": {
+        # where the credentials are read from and sent to: the user's choice alone
+        "token_file": trusted_only({
             "type": "string", "minLength": 1,
             "description": "OAuth authorized-user token file written by "
             f"`{AUTH_COMMAND}` (default $XDG_CONFIG_HOME/recall/gmail-token.json)",
-        },
-        "token_uri": {
+        }),
+        "token_uri": trusted_only({
             "type": "string", "minLength": 1,
             "description": "OAuth token endpoint; overrides the token file's own token_uri",
-        },
-        "api_base": {"type": "string", "minLength": 1, "default": DEFAULT_API_BASE},
+        }),
+        "api_base": trusted_only(
+            {"type": "string", "minLength": 1, "default": DEFAULT_API_BASE}
+        ),
         "query_prefix": {
             "type": "string", "default": DEFAULT_QUERY_PREFIX,
             "description": "Gmail search terms put before every question",

@@ -1,18 +1,27 @@
 """The notes adapter: a folder of markdown and text notes behind protocol v1.
 
-The first handshake builds a persistent SQLite FTS5 index in the workdir;
-every search, expand and refresh re-checks the folder cheaply and re-indexes
-only what changed. A location that does not exist is not refused at the
+The index is a persistent SQLite FTS5 file in the workdir. The handshake
+answers at once; building and catching up run on a thread of their own
+(``catchup.py``), committed in batches, so a first build resumes where a
+stopped one left off and no query deadline ever cuts index work short. A
+search first learns what changed (the watcher's events when the folder is
+watched, else a cheap check, ``freshness.py``), waits for the catch-up only
+while little is pending, and otherwise answers from what is indexed with
+outcome ``partial`` and a reason saying how much is pending. The freshness a
+search had is in its diagnostics and in health. Searches run in parallel,
+each on its own connection; one whose caller gave up is interrupted.
+A location that does not exist is not refused at the
 handshake (the folder may live on a drive that is not mounted yet): the
 source reports health ``unavailable`` and each search fails with
 source_unavailable, both naming the folder. A handshake without any location
 is refused with -32602. A corrupt index file is discarded and rebuilt.
 
-``as_of``: in a git work tree the manifest declares ``snapshot`` and a search
-with ``as_of`` answers from the notes as committed in the last commit at or
-before that instant on HEAD's history (``snapshot.py``); elsewhere, or when git
-cannot be run (health says why), notes modified after the instant are filtered
-out. The git modules are imported only for a folder inside a work tree.
+``as_of``: when the folder is the root of a git work tree (or the setting
+``git_snapshots`` says to look for one above it) the manifest declares
+``snapshot`` and a search with ``as_of`` answers from the notes as committed in
+the last commit at or before that instant on HEAD's history (``snapshot.py``);
+elsewhere, or when git cannot be run (health says why), notes modified after
+the instant are filtered out. The git modules are imported only then.
 """
 
 from __future__ import annotations
@@ -50,12 +59,16 @@ from adapter_sdk.protocol import (
     SearchResult,
     Sensitivity,
 )
-from adapter_sdk.server import Adapter
+from adapter_sdk.server import Adapter, Cancellation, current_cancellation
+from adapters.notes.catchup import Catchup, Progress
 from adapters.notes.expand import LineRange, Section, parse_local, render
+from adapters.notes.freshness import describe, quick_check
+from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
 from adapters.notes.settings import SETTINGS_SCHEMA, NotesSettings, parse_settings
 from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption
-from adapters.notes.sync import SyncReport, sync
+from adapters.notes.sync import SyncReport
+from adapters.notes.watch import Watcher
 
 if TYPE_CHECKING:
     from adapters.notes.gitrepo import GitRepo
@@ -66,6 +79,13 @@ INDEX_FILE = "notes-index.sqlite3"
 MAX_CONCURRENCY = 4
 SAMPLE = 5
 WORK_TREE_KEY = "git_work_tree"
+# a search waits for the catch-up only while at most this many files are pending
+WAIT_FOR_AT_MOST = 256
+# of the time left before a deadline, kept for answering / the share a wait may use
+ANSWER_RESERVE_S = 0.25
+WAIT_SHARE = 0.5
+# an adapter alive this long is kept warm by its broker, so watching the folder pays
+WATCH_AFTER_S = 5.0
 T = TypeVar("T")
 
 
@@ -76,13 +96,12 @@ class NotesAdapter(Adapter):
         self.source_id = ""
         self.settings = NotesSettings()
         self.store: Store | None = None
-        self.last_sync: SyncReport | None = None
+        self.catchup: Catchup | None = None
+        self.watcher: Watcher | None = None
         self.last_success_at: datetime | None = None
-        self.last_error: str | None = None
         self.repo: GitRepo | None = None
         self.snapshot_unavailable: str | None = None  # why as_of filters in a git work tree
         self._snapshots: Snapshots | None = None
-        self._sync_lock = threading.Lock()
 
     # -- handshake -----------------------------------------------------------------
 
@@ -105,14 +124,21 @@ class NotesAdapter(Adapter):
             raise RpcError(
                 ErrorCode.invalid_params, f"cannot create workdir {params.workdir}: {exc.strerror}"
             ) from None
+        self.shutdown()  # a repeated handshake starts over
         self.store = Store(
             os.path.join(params.workdir, INDEX_FILE), os.path.realpath(self.root), self.settings.digest
         )
         self.store.open()
-        # the first handshake builds the index; later ones leave the re-check to the search
-        if self._unavailable_reason() is None and not self.store.meta("generation"):
-            self._recovering(lambda: self._sync(full=False))
-        marker = _git_marker(self.root) if self._unavailable_reason() is None else None
+        self.repo = self.snapshot_unavailable = self._snapshots = self.watcher = None
+        self.catchup = Catchup(self.store, self.root, self.settings)
+        available = self._unavailable_reason() is None
+        if available and not self.store.meta("build_complete"):
+            self.catchup.sweep()  # the first build (or the rest of a stopped one) starts now
+        if available and self.settings.watch:
+            timer = threading.Timer(WATCH_AFTER_S, self._watch)
+            timer.daemon = True
+            timer.start()
+        marker = _git_marker(self.root, self.settings.git_snapshots) if available else None
         if marker is not None:
             self.repo, self.snapshot_unavailable = self._work_tree(marker)
         return Manifest(
@@ -127,8 +153,9 @@ class NotesAdapter(Adapter):
             capabilities=[Capability.search, Capability.expand, Capability.checkpoint],
             sensitivity=Sensitivity.internal,
             max_concurrency=MAX_CONCURRENCY,
-            freshness_policy="indexed; every search re-checks the folder and re-reads only "
-            "notes whose size or mtime changed",
+            freshness_policy="indexed; a watched folder applies changes as they happen, an "
+            "unwatched one checks its folders and recent notes before each search; every "
+            "returned note is verified against the indexed revision",
             settings_schema=SETTINGS_SCHEMA,
         )
 
@@ -147,34 +174,133 @@ class NotesAdapter(Adapter):
         store = self._store()
         if params.as_of is not None and self.repo is not None:
             return self._search_snapshot(params, params.as_of, self.repo)
-
-        def answer() -> tuple[list[Any], dict[str, Any], SyncReport]:
-            report = self._sync(full=False)
-            context = SearchContext(
-                source_id=self.source_id,
-                observed_at=datetime.now(UTC),
-                complete=report.files_failed == 0,
-                generation=store.meta("generation"),
-                read_note=self._live_note,
-            )
-            candidates, diagnostics = run_search(store.conn(), params, context)
-            return candidates, diagnostics, report
-
-        candidates, diagnostics, report = self._recovering(answer)
+        cancellation = current_cancellation()
+        freshness, report, progress = self._settle(params.deadline, check=True)
+        complete = progress.idle and self._count("failures") == 0
+        candidates, diagnostics, stale = self._answer(params, cancellation, complete)
+        if stale:  # a returned note changed since it was indexed: index it, then answer again
+            self._catchup().enqueue(sorted(stale))
+            freshness, again, progress = self._settle(params.deadline, check=False)
+            report.add(again)
+            complete = progress.idle and self._count("failures") == 0
+            candidates, diagnostics, stale = self._answer(params, cancellation, complete)
+        self.last_success_at = datetime.now(UTC)
         diagnostics.update(
             generation=store.meta("generation"),
             indexed_count=int(store.meta("note_count", "0")),
             chunk_count=int(store.meta("chunk_count", "0")),
+            freshness=freshness,
             **report.diagnostics(),
         )
-        if report.files_failed:
-            diagnostics["failed_count"] = report.files_failed
+        failed = self._count("failures")
+        if failed:
+            diagnostics["failed_count"] = failed
+        declined = self._count("declined")
+        if declined:
+            diagnostics["declined_count"] = declined
+        reason = self._partial_reason(progress, failed, stale)
+        if reason is not None:
+            diagnostics["detail"] = reason[1]
         return SearchResult(
             candidates=candidates,
-            outcome=SearchOutcome.partial if report.files_failed else SearchOutcome.success,
+            outcome=SearchOutcome.partial if reason else SearchOutcome.success,
+            reason=reason[0] if reason else None,
             diagnostics=diagnostics,
             source_watermark=store.meta("watermark") or None,
         )
+
+    def _answer(
+        self, params: SearchParams, cancellation: Cancellation, complete: bool
+    ) -> tuple[list[Any], dict[str, Any], set[str]]:
+        """Candidates from the index as it is, and the returned notes whose bytes no
+        longer match the indexed revision (changed, gone, or now outside the folder)."""
+        store = self._store()
+        read: dict[str, bytes | None] = {}
+
+        def read_note(path: str) -> bytes | None:
+            read[path] = self._live_note(path)
+            return read[path]
+
+        def answer() -> tuple[list[Any], dict[str, Any]]:
+            context = SearchContext(
+                source_id=self.source_id,
+                observed_at=datetime.now(UTC),
+                complete=complete,
+                generation=store.meta("generation"),
+                read_note=read_note,
+            )
+            conn = store.conn()
+            forget = cancellation.on_cancel(conn.interrupt)
+            try:
+                return run_search(conn, params, context)
+            except sqlite3.OperationalError as exc:
+                if cancellation.requested:
+                    raise RpcError(ErrorCode.deadline_exceeded, "search cancelled") from None
+                raise exc
+            finally:
+                forget()
+
+        candidates, diagnostics = self._recovering(answer)
+        indexed = self._indexed_hashes(list(read))
+        stale = {
+            path for path, data in read.items()
+            if data is None or hashlib.sha256(data).hexdigest() != indexed.get(path)
+        }
+        return candidates, diagnostics, stale
+
+    def _settle(self, deadline: datetime, check: bool) -> tuple[dict[str, Any], SyncReport, Progress]:
+        """Learn what changed (unless the folder is watched), hand it to the catch-up, and
+        wait for it while little is pending. Returns the freshness this gives an answer
+        read from the index now, what the catch-up did meanwhile, and what is left."""
+        catchup = self._catchup()
+        store = self._store()
+        cancellation = current_cancellation()
+        checked_at = datetime.now(UTC)
+        watched = self.watcher is not None and self.watcher.watching
+        mode = "watched"
+        runs_done = catchup.runs_done
+        if check and not watched:
+            found = quick_check(store.conn(), self.root, self.settings, int(store.meta("note_count", "0")))
+            mode = "swept" if found.sweep else "checked"
+            if found.sweep:
+                catchup.sweep()
+            catchup.enqueue(found.paths, found.dirs)
+        forget = cancellation.on_cancel(catchup.wake)
+        try:
+            progress = catchup.wait(
+                _wait_budget(deadline), at_most=WAIT_FOR_AT_MOST, give_up=lambda: cancellation.requested
+            )
+        finally:
+            forget()
+        if cancellation.requested:
+            raise RpcError(ErrorCode.deadline_exceeded, "search cancelled")
+        report = catchup.done_since(runs_done)
+        if catchup.rebuilt_reason:
+            store.rebuilt_reason = catchup.rebuilt_reason
+        freshness = describe(mode, checked_at, progress.pending, store.meta("swept_ns"))
+        return freshness, report, progress
+
+    def _partial_reason(self, progress: Progress, failed: int, stale: set[str]) -> tuple[str, str] | None:
+        """Why an answer is partial (a short reason and a sentence), or None if it is not."""
+        indexed = int(self._store().meta("note_count", "0"))
+        if not progress.idle:
+            building = not self._store().meta("build_complete")
+            pending = "the folder is still being listed" if progress.scanning else (
+                f"{progress.pending} notes are waiting to be indexed"
+            )
+            what = "the first index build is running" if building else "the index is catching up"
+            reason = "index_building" if building else "index_catching_up"
+            return reason, (
+                f"{what}: {pending}; answered from the {indexed} notes indexed so far "
+                "(recall refresh finishes it)"
+            )
+        if progress.error:
+            return "index_update_failed", f"{progress.error}; answered from the previous index"
+        if stale:
+            return "notes_changed", f"{len(stale)} returned notes changed while the search ran"
+        if failed:
+            return "unreadable_notes", f"{failed} notes could not be read (see health diagnostics)"
+        return None
 
     def _search_snapshot(self, params: SearchParams, as_of: datetime, repo: GitRepo) -> SearchResult:
         from adapters.notes.gitrepo import GitError
@@ -191,6 +317,7 @@ class NotesAdapter(Adapter):
             )
         store = snapshot.store
         failed = int(store.conn().execute("SELECT count(*) FROM failures").fetchone()[0])
+        declined = int(store.conn().execute("SELECT count(*) FROM declined").fetchone()[0])
         context = SearchContext(
             source_id=self.source_id,
             observed_at=datetime.now(UTC),
@@ -208,6 +335,8 @@ class NotesAdapter(Adapter):
         )
         if failed:
             diagnostics["failed_count"] = failed
+        if declined:
+            diagnostics["declined_count"] = declined
         return SearchResult(
             candidates=candidates,
             outcome=SearchOutcome.partial if failed else SearchOutcome.success,
@@ -224,27 +353,26 @@ class NotesAdapter(Adapter):
         if where.commit is not None:
             return render(self._committed_section(params.locator, where), where, params.detail, params.budget_bytes)
         store = self._store()
+        self._catchup().wait(_wait_budget(params.deadline), at_most=WAIT_FOR_AT_MOST)
 
         def read() -> Section:
             conn = store.conn()
-            indexed = conn.execute("SELECT 1 FROM notes WHERE path = ?", (where.path,)).fetchone()
-            if indexed:  # re-check just this note; never index a path the folder scan skipped
-                sync(store, self.root, self.settings, only=[where.path])
             note = conn.execute(
                 "SELECT id, sha256 FROM notes WHERE path = ?", (where.path,)
             ).fetchone()
-            if note is None or not os.path.isfile(os.path.join(self.root, where.path)):
+            if note is None:  # never read a path the index does not hold (the scan skipped it)
                 raise RpcError(
                     ErrorCode.locator_expired,
-                    f"{params.locator}: {where.path} is no longer an indexed note; search again",
+                    f"{params.locator}: {where.path} is not an indexed note; search again",
+                )
+            data = self._read_note(params.locator, where.path)
+            if hashlib.sha256(data).hexdigest() != note[1]:
+                self._catchup().enqueue([where.path])
+                raise RpcError(
+                    ErrorCode.locator_expired,
+                    f"{params.locator}: {where.path} changed since it was indexed; search again",
                 )
             title, heading = _section_heading(conn, note[0], where, params.locator)
-            data = self._read_note(where.path)
-            if hashlib.sha256(data).hexdigest() != note[1]:
-                raise RpcError(
-                    ErrorCode.locator_expired,
-                    f"{params.locator}: {where.path} changed while it was read; search again",
-                )
             return Section(title=title, heading=heading, data=data)
 
         section = self._recovering(read)
@@ -282,15 +410,27 @@ class NotesAdapter(Adapter):
 
     def _live_note(self, path: str) -> bytes | None:
         try:
-            with open(os.path.join(self.root, path), "rb") as handle:
-                return handle.read(self.settings.max_file_bytes + 1)
+            return read_inside(self.root, path, self.settings.max_file_bytes + 1)
         except OSError:
             return None
 
-    def _read_note(self, path: str) -> bytes:
+    def _read_note(self, locator: str, path: str) -> bytes:
+        """The note's bytes as they are now; a note that now resolves outside the folder
+        (a link swapped in for it) is refused and forgotten, reported as a skipped link."""
         try:
-            with open(os.path.join(self.root, path), "rb") as handle:
-                return handle.read(self.settings.max_file_bytes + 1)
+            return read_inside(self.root, path, self.settings.max_file_bytes + 1)
+        except OutsideRoot:
+            self._catchup().enqueue([path])
+            raise RpcError(
+                ErrorCode.locator_expired,
+                f"{locator}: {path} now resolves outside the notes folder and is skipped as "
+                "a link; it is not read",
+            ) from None
+        except FileNotFoundError:
+            self._catchup().enqueue([path])
+            raise RpcError(
+                ErrorCode.locator_expired, f"{locator}: {path} is no longer a note; search again"
+            ) from None
         except OSError as exc:
             raise RpcError(
                 ErrorCode.source_unavailable, f"cannot read note {path}: {exc.strerror or exc}"
@@ -299,28 +439,41 @@ class NotesAdapter(Adapter):
     # -- health and refresh ----------------------------------------------------------------
 
     def health(self, params: HealthParams) -> HealthResult:
+        if self._unavailable_reason() is None:
+            # a small catch-up (a first build of a few notes) is worth the wait
+            self._catchup().wait(_wait_budget(params.deadline), at_most=WAIT_FOR_AT_MOST)
         return self._health(progress=None)
 
     def refresh(self, params: RefreshParams) -> HealthResult:
-        reason = self._unavailable_reason()
-        if reason is not None:
+        """Sweep the folder (``full``: re-read every note) and wait for it until shortly
+        before the deadline; whatever is left carries on, committed batch by batch."""
+        if self._unavailable_reason() is not None:
             return self._health(progress=None)
         store = self._store()
-        before = store.meta("generation")
+        catchup = self._catchup()
+        before = (store.meta("generation"), store.meta("content_digest"), store.meta("note_count"))
+        runs_done = catchup.runs_done
+        catchup.sweep(full=bool(params.full))
+        cancellation = current_cancellation()
+        forget = cancellation.on_cancel(catchup.wake)
         try:
-            self._recovering(lambda: self._sync(full=bool(params.full)))
-        except (OSError, sqlite3.Error) as exc:
-            self.last_error = f"refresh failed: {exc}"
-        after = store.meta("generation")
-        progress = CheckpointProgress.advanced if after != before else CheckpointProgress.unchanged
-        return self._health(progress=progress)
+            catchup.wait(_seconds_left(params.deadline) - ANSWER_RESERVE_S,
+                         give_up=lambda: cancellation.requested)
+        finally:
+            forget()
+        after = (store.meta("generation"), store.meta("content_digest"), store.meta("note_count"))
+        # a refresh that stopped on an error has not advanced, whatever batches it committed
+        advanced = after != before and catchup.progress().error is None
+        progress = CheckpointProgress.advanced if advanced else CheckpointProgress.unchanged
+        return self._health(progress=progress, report=catchup.done_since(runs_done))
 
-    def _health(self, progress: CheckpointProgress | None) -> HealthResult:
+    def _health(self, progress: CheckpointProgress | None, report: SyncReport | None = None) -> HealthResult:
         if self._unavailable_reason() is None:
-            return self._recovering(lambda: self._report(progress))
-        return self._report(progress)
+            return self._recovering(lambda: self._report(progress, report))
+        return self._report(progress, None)
 
-    def _report(self, progress: CheckpointProgress | None) -> HealthResult:
+    def _report(self, progress: CheckpointProgress | None, report: SyncReport | None) -> HealthResult:
+        """Health now; ``report`` is what a refresh did (else the latest catch-up run)."""
         now = datetime.now(UTC)
         diagnostics: dict[str, Any] = {
             "store_identity": self._store_identity(),
@@ -332,9 +485,11 @@ class NotesAdapter(Adapter):
             diagnostics["snapshot_indexes"] = self._snapshots.count()
         reason = self._unavailable_reason()
         store = self._store()
+        catchup = self._catchup()
+        work = catchup.progress()
         generation = "" if reason else store.meta("generation")
-        if reason is not None or not generation:
-            diagnostics["reason"] = reason or self.last_error or "the index has not been built"
+        if reason is not None or (not generation and work.idle):
+            diagnostics["reason"] = reason or work.error or "the index has not been built"
             return HealthResult(
                 status=HealthStatus.unavailable,
                 checked_at=now,
@@ -343,52 +498,89 @@ class NotesAdapter(Adapter):
                 checkpoint_progress=progress,
             )
         conn = store.conn()
-        failures = conn.execute(
-            "SELECT path, reason FROM failures ORDER BY path LIMIT ?", (SAMPLE,)
-        ).fetchall()
-        failed = int(conn.execute("SELECT count(*) FROM failures").fetchone()[0])
-        notes = int(store.meta("note_count", "0"))
+        failed = self._count("failures")
+        notes = int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
         diagnostics.update(chunk_count=int(store.meta("chunk_count", "0")))
-        if failures:
-            diagnostics["failures"] = [{"path": p, "reason": r} for p, r in failures]
-        problems = conn.execute(
-            "SELECT path, front FROM notes WHERE has_problems = 1 ORDER BY path LIMIT ?", (SAMPLE,)
-        ).fetchall()
-        if problems:
-            diagnostics["front_matter_problems"] = [
-                {"path": p, "problems": json.loads(f)["problems"]} for p, f in problems
-            ]
+        diagnostics.update(self._file_problems(conn))
         supersedes_issues = self._supersedes_issues(conn)
         if supersedes_issues:
             diagnostics["supersedes_unresolved"] = supersedes_issues
-        if self.last_sync is not None:
-            diagnostics.update(self.last_sync.diagnostics())
-            if self.last_sync.skipped_dirs:
-                diagnostics["skipped_dirs"] = len(self.last_sync.skipped_dirs)
-                diagnostics["skipped_dirs_sample"] = self.last_sync.skipped_dirs[:SAMPLE]
-            if self.last_sync.skipped_links:
-                diagnostics["skipped_links_sample"] = self.last_sync.skipped_links[:SAMPLE]
-        if store.rebuilt_reason:
-            diagnostics["index_rebuilt"] = store.rebuilt_reason
-        if self.last_error:
-            diagnostics["last_build_error"] = self.last_error
-        degraded = bool(failed or self.last_error)
+        last = report or catchup.last_report
+        if last is not None:
+            diagnostics.update(last.diagnostics())
+            if last.skipped_dirs:
+                diagnostics["skipped_dirs"] = len(last.skipped_dirs)
+                diagnostics["skipped_dirs_sample"] = last.skipped_dirs[:SAMPLE]
+            if last.skipped_links:
+                diagnostics["skipped_links_sample"] = last.skipped_links[:SAMPLE]
+        if store.rebuilt_reason or catchup.rebuilt_reason:
+            diagnostics["index_rebuilt"] = catchup.rebuilt_reason or store.rebuilt_reason
+        if work.error:
+            diagnostics["last_build_error"] = work.error
+            diagnostics["detail"] = f"{work.error}; searches answer from the index as it was"
+        watched = self.watcher is not None and self.watcher.watching
+        diagnostics["freshness"] = describe(
+            "watched" if watched else "checked", now, work.pending, store.meta("swept_ns")
+        )
+        if self.watcher is not None and self.watcher.error:
+            diagnostics["watch_unavailable"] = self.watcher.error
+        catching_up = not work.idle
+        if catching_up:
+            partial = self._partial_reason(work, failed, set())
+            assert partial is not None
+            diagnostics["detail"] = partial[1]
+            diagnostics["index_pending"] = work.pending
+        degraded = bool(failed or work.error or catching_up)
         watermark = store.meta("watermark")
         return HealthResult(
             status=HealthStatus.degraded if degraded else HealthStatus.healthy,
             checked_at=now,
-            coverage=IndexCoverage.partial if failed else IndexCoverage.complete,
-            last_success_at=self.last_success_at,
-            source_watermark=watermark,
-            index_watermark=watermark,
-            index_generation=generation,
+            coverage=IndexCoverage.partial if failed or catching_up else IndexCoverage.complete,
+            last_success_at=self.last_success_at or _stamp(store.meta("changed_ns")),
+            source_watermark=watermark or None,
+            index_watermark=watermark or None,
+            index_generation=generation or None,
             index_config=self._index_config(),
-            record_count=notes + failed,
+            record_count=notes + failed + work.pending,
             indexed_count=notes,
             failed_count=failed,
             diagnostics=diagnostics,
             checkpoint_progress=progress,
         )
+
+    def _file_problems(self, conn: sqlite3.Connection) -> dict[str, Any]:
+        """Samples of files not indexed, or indexed with a problem, each {path, reason, fix}."""
+        found: dict[str, Any] = {}
+        failures = conn.execute(
+            "SELECT path, reason FROM failures ORDER BY path LIMIT ?", (SAMPLE,)
+        ).fetchall()
+        if failures:
+            found["failures"] = [
+                {"path": p, "reason": r, "fix": "make the file readable, or add it to the "
+                 "'exclude' setting"} for p, r in failures
+            ]
+        declined = conn.execute(
+            "SELECT path, reason, fix FROM declined ORDER BY path LIMIT ?", (SAMPLE,)
+        ).fetchall()
+        if declined:
+            found["declined"] = [{"path": p, "reason": r, "fix": f} for p, r, f in declined]
+            found["declined_count"] = self._count("declined")
+        repaired = conn.execute(
+            "SELECT path, decode_problem FROM notes WHERE decode_problem != '' ORDER BY path LIMIT ?",
+            (SAMPLE,),
+        ).fetchall()
+        if repaired:
+            found["encoding_problems"] = [
+                {"path": p, "reason": r, "fix": "re-save the note as UTF-8"} for p, r in repaired
+            ]
+        problems = conn.execute(
+            "SELECT path, front FROM notes WHERE has_problems = 1 ORDER BY path LIMIT ?", (SAMPLE,)
+        ).fetchall()
+        if problems:
+            found["front_matter_problems"] = [
+                {"path": p, "problems": json.loads(f)["problems"]} for p, f in problems
+            ]
+        return found
 
     def _supersedes_issues(self, conn: sqlite3.Connection) -> list[dict[str, Any]]:
         issues: list[dict[str, Any]] = []
@@ -407,6 +599,10 @@ class NotesAdapter(Adapter):
         )
 
     def shutdown(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        if self.catchup is not None:
+            self.catchup.stop()
         if self.store is not None:
             self.store.close()
 
@@ -461,16 +657,36 @@ class NotesAdapter(Adapter):
         if reason is not None:
             raise RpcError(ErrorCode.source_unavailable, reason)
 
-    def _sync(self, full: bool) -> SyncReport:
-        with self._sync_lock:
-            report = sync(self._store(), self.root, self.settings, full=full)
-            self.last_sync = report
-            self.last_success_at = datetime.now(UTC)
-            self.last_error = None
-            return report
+    def _catchup(self) -> Catchup:
+        if self.catchup is None:
+            raise RpcError(ErrorCode.invalid_request, "recall/initialize has not completed")
+        return self.catchup
+
+    def _watch(self) -> None:
+        """Start watching the folder (the adapter has lived long enough to be warm)."""
+        store = self._store()
+
+        def known_dir(rel: str) -> bool:
+            return store.conn().execute("SELECT 1 FROM dirs WHERE path = ?", (rel,)).fetchone() is not None
+
+        self.watcher = Watcher(self.root, self.settings, self._catchup(), known_dir)
+        self.watcher.start()
+
+    def _count(self, table: str) -> int:
+        return int(self._store().conn().execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    def _indexed_hashes(self, paths: list[str]) -> dict[str, str]:
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        rows = self._store().conn().execute(
+            f"SELECT path, sha256 FROM notes WHERE path IN ({marks})", paths
+        )
+        return {str(path): str(sha) for path, sha in rows}
 
     def _recovering(self, action: Callable[[], T]) -> T:
-        """Run ``action``; if the index file turns out corrupt, rebuild it and run it again."""
+        """Run ``action``; if the index file turns out corrupt, start it afresh (the
+        catch-up rebuilds it) and run it again on what is there."""
         try:
             return action()
         except sqlite3.DatabaseError as exc:
@@ -480,8 +696,25 @@ class NotesAdapter(Adapter):
             store.discard()
             store.open()
             store.rebuilt_reason = f"index file was corrupt ({exc}); rebuilt"
-            self._sync(full=True)
+            catchup = self._catchup()
+            catchup.sweep(full=True)
+            catchup.wait(5.0, at_most=WAIT_FOR_AT_MOST)
             return action()
+
+
+def _wait_budget(deadline: datetime) -> float:
+    """How long a request may wait for the catch-up and still answer well in time."""
+    return max(0.0, _seconds_left(deadline) - ANSWER_RESERVE_S) * WAIT_SHARE
+
+
+def _seconds_left(deadline: datetime) -> float:
+    if deadline.tzinfo is None:
+        deadline = deadline.replace(tzinfo=UTC)
+    return (deadline - datetime.now(UTC)).total_seconds()
+
+
+def _stamp(ns: str) -> datetime | None:
+    return datetime.fromtimestamp(int(ns) / 1e9, tz=UTC) if ns else None
 
 
 def _section_heading(
@@ -502,14 +735,18 @@ def _section_heading(
     return str(chunk[0]), str(chunk[1])
 
 
-def _git_marker(root: str) -> str | None:
-    """The ``.git`` entry in ``root`` or the nearest folder above it; git itself then decides."""
+def _git_marker(root: str, opted: bool | None) -> str | None:
+    """The ``.git`` entry whose history answers ``as_of``: the one in ``root`` itself (the
+    folder is a work tree's root), or with ``git_snapshots = true`` the nearest above it;
+    none with ``git_snapshots = false``. git itself then decides."""
+    if opted is False:
+        return None
     current = os.path.realpath(root)
     while True:
         marker = os.path.join(current, ".git")
         if os.path.exists(marker):
             return marker
         parent = os.path.dirname(current)
-        if parent == current:
+        if parent == current or not opted:
             return None
         current = parent

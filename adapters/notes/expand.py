@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from adapter_sdk.protocol import DetailLevel, ErrorCode, ExpandResult, RpcError
 from adapters.notes.chunking import PREVIEW_CHARS, clip, split_lines
+from adapters.notes.search import REVISION_PREFIX
 
 EXCERPT_LINES = 12
 CONTEXT_LINES = 20
@@ -76,7 +77,7 @@ def render(section: Section, where: LineRange, detail: DetailLevel, budget_bytes
             ErrorCode.budget_exceeded,
             f"budget_bytes {budget_bytes} is below the {MIN_BUDGET_BYTES}-byte minimum",
         )
-    lines = split_lines(section.data.decode("utf-8"))
+    lines = split_lines(section.data.decode("utf-8", errors="replace"))
     first, last = where.start, min(where.end, len(lines))
     boundary: str | None = None
     if detail is DetailLevel.summary:
@@ -102,6 +103,6 @@ def render(section: Section, where: LineRange, detail: DetailLevel, budget_bytes
         content=text,
         truncated=boundary is not None,
         truncation_boundary=boundary,
-        source_revision=section.revision or "file:" + hashlib.sha256(section.data).hexdigest()[:12],
+        source_revision=section.revision or REVISION_PREFIX + hashlib.sha256(section.data).hexdigest()[:12],
         provenance=f"{where.path}:L{first}-L{last}",
     )

@@ -3,7 +3,8 @@
 Directories matching ``exclude_dirs`` are never entered. Symbolic links are
 followed only when their target stays inside the root (a link pointing
 outside is skipped and reported); each real directory is entered once, so
-link cycles end.
+link cycles end. Each folder's mtime is recorded with the scan, so a later
+cheap check can tell which folders gained or lost entries since.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ class ScanResult:
     skipped_links: list[str] = field(default_factory=list)
     # notes whose path holds '#', which a locator cannot name
     unaddressable: list[str] = field(default_factory=list)
+    # folder ('' for the root) -> its mtime when listed
+    dirs: dict[str, int] = field(default_factory=dict)
+    # for a scan of named paths only: every path asked about, present or gone
+    named: list[str] = field(default_factory=list)
 
 
 def scan(root: str, settings: NotesSettings) -> ScanResult:
@@ -40,10 +45,12 @@ def scan(root: str, settings: NotesSettings) -> ScanResult:
     while pending:
         directory, prefix = pending.pop()
         try:
+            mtime_ns = os.stat(directory).st_mtime_ns
             entries = list(os.scandir(directory))
         except OSError:
             result.skipped_dirs.append(prefix or ".")
             continue
+        result.dirs[prefix.rstrip("/")] = mtime_ns
         for entry in entries:
             rel = prefix + entry.name
             is_link = entry.is_symlink()
@@ -53,7 +60,7 @@ def scan(root: str, settings: NotesSettings) -> ScanResult:
                 if is_link:
                     result.skipped_links.append(rel)
                 continue
-            if is_link and not _inside(os.path.realpath(entry.path), real_root):
+            if is_link and not inside(os.path.realpath(entry.path), real_root):
                 result.skipped_links.append(rel)
                 continue
             if stat.S_ISDIR(info.st_mode):
@@ -73,7 +80,7 @@ def scan(root: str, settings: NotesSettings) -> ScanResult:
     return result
 
 
-def _inside(path: str, root: str) -> bool:
+def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root + os.sep)
 
 

@@ -46,6 +46,8 @@ stemmed = lru_cache(maxsize=1 << 16)(stem_token)
 
 QUERY_ANALYZER = "alnum-fold+english-function-words+diacritic-fold+porter"
 DEFAULT_LIMIT = 20
+# a live note's revision: its content digest, under a prefix no sanitizer reads as a URL scheme
+REVISION_PREFIX = "sha256:"
 MAX_ADMISSION_TERMS = 10
 MAX_IDENTIFIER_TOKENS = 8
 _WORD_TRIM = "\"'()[]{}<>,;!?`"
@@ -347,7 +349,7 @@ def _candidates(
                 event_time=datetime.fromtimestamp(row["mtime_ns"] / 1e9, tz=UTC),
                 valid_from=front.get("valid_from"),
                 valid_to=front.get("valid_to"),
-                source_revision=f"git:{context.snapshot}" if context.snapshot else "file:" + row["sha256"][:12],
+                source_revision=f"git:{context.snapshot}" if context.snapshot else REVISION_PREFIX + row["sha256"][:12],
                 sensitivity=Sensitivity.internal,
                 metadata=_metadata(row, front, context.generation),
                 content_fingerprint=hashlib.sha256(
@@ -363,7 +365,7 @@ def _note_lines(context: SearchContext, path: str, sha256: str) -> list[str] | N
     data = context.read_note(path)
     if data is None or hashlib.sha256(data).hexdigest() != sha256:
         return None
-    return split_lines(data.decode("utf-8"))
+    return split_lines(data.decode("utf-8", errors="replace"))
 
 
 def _metadata(row: sqlite3.Row, front: dict[str, Any], generation: str) -> dict[str, Any]:

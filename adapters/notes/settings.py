@@ -48,8 +48,34 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "minimum": 1,
             "default": DEFAULT_MAX_FILE_BYTES,
-            "description": "Larger notes are not indexed; they are reported as failures "
-            "and make coverage partial.",
+            "description": "Larger notes are not indexed; they are reported as declined "
+            "(with this setting as the fix) and coverage stays complete.",
+        },
+        "aliases": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "string", "minLength": 1}},
+            "default": {},
+            "description": "Relative note path -> names a query may use for that note exactly, "
+            "as front-matter aliases are.",
+        },
+        "examples_quote_queries": {
+            "type": "boolean",
+            "default": False,
+            "description": "The notes quote example queries: text inside quotes or backticks "
+            "is not indexed, so a note that only cites a query's words does not match it.",
+        },
+        "watch": {
+            "type": "boolean",
+            "default": True,
+            "description": "Watch the folder and apply changes as they happen, once the "
+            "adapter has run for a few seconds (a resident broker keeps it running); false: check "
+            "the folder before each search instead.",
+        },
+        "git_snapshots": {
+            "type": "boolean",
+            "description": "Answer as_of from git history. Default: only when the folder is "
+            "the root of a git work tree (a folder inside someone else's repository is not "
+            "its own history).",
         },
     },
 }
@@ -62,14 +88,23 @@ class NotesSettings:
     exclude: tuple[str, ...] = ()
     exclude_dirs: tuple[str, ...] = DEFAULT_EXCLUDE_DIRS
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    examples_quote_queries: bool = False
+    git_snapshots: bool | None = None  # None: only at a work tree's root
+    watch: bool = True
 
     @property
     def digest(self) -> str:
         """12 hex naming everything that changes what gets indexed."""
-        blob = json.dumps(
-            [self.extensions, self.include, self.exclude, self.exclude_dirs, self.max_file_bytes]
-        )
+        blob = json.dumps([
+            self.extensions, self.include, self.exclude, self.exclude_dirs, self.max_file_bytes,
+            self.aliases, self.examples_quote_queries,
+        ])
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+    def aliases_of(self, rel: str) -> tuple[str, ...]:
+        """The names the ``aliases`` setting gives the note at ``rel``."""
+        return dict(self.aliases).get(rel, ())
 
 
 def parse_settings(raw: dict[str, Any] | None) -> NotesSettings:
@@ -110,7 +145,33 @@ def parse_settings(raw: dict[str, Any] | None) -> NotesSettings:
                 f"setting 'max_file_bytes' must be a positive integer; got {size!r}",
             )
         values["max_file_bytes"] = size
+    if "aliases" in raw:
+        values["aliases"] = _aliases(raw["aliases"])
+    for key in ("examples_quote_queries", "git_snapshots", "watch"):
+        if key in raw:
+            if not isinstance(raw[key], bool):
+                raise RpcError(
+                    ErrorCode.invalid_params, f"setting {key!r} must be true or false; got {raw[key]!r}"
+                )
+            values[key] = raw[key]
     return NotesSettings(**values)
+
+
+def _aliases(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise RpcError(
+            ErrorCode.invalid_params,
+            f"setting 'aliases' maps a relative note path to a list of names; got {value!r}",
+        )
+    pairs = []
+    for path, names in sorted(value.items()):
+        if path.startswith("/") or "\\" in path or ".." in path.split("/"):
+            raise RpcError(
+                ErrorCode.invalid_params,
+                f"setting 'aliases' needs paths relative to the notes folder; got {path!r}",
+            )
+        pairs.append((path, _string_list(f"aliases.{path}", names)))
+    return tuple(pairs)
 
 
 def _string_list(key: str, value: Any) -> tuple[str, ...]:

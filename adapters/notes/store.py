@@ -4,8 +4,10 @@ Tables: ``notes`` (one row per indexed file: stat, content hash, title, front
 matter), ``chunks`` (line ranges and headings), ``chunk_text`` (FTS5 over each
 chunk's title and body, keyed by the chunk's rowid), ``identifiers`` (paths,
 names, aliases and ids a query may name exactly), ``failures`` (files that
-could not be indexed, and why) and ``meta`` (format, root, settings digest,
-watermark, generation). The file is a cache: when it is unreadable, from
+could not be indexed, and why), ``declined`` (files the settings keep out, and
+why), ``dirs`` (each folder's mtime when it was last listed, so a cheap check
+can tell which folders gained or lost entries) and ``meta`` (format, root,
+settings digest, watermark, generation, whether the first build finished). The file is a cache: when it is unreadable, from
 another format, or built for another folder or settings, it is rebuilt.
 
 Each thread gets its own connection (the SDK runs handlers in worker
@@ -22,7 +24,7 @@ from contextlib import contextmanager
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
 
-FORMAT = "notes-fts5/2"
+FORMAT = "notes-fts5/3"
 TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 _CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
@@ -42,9 +44,11 @@ CREATE TABLE notes(
     front TEXT NOT NULL,
     has_supersedes INTEGER NOT NULL,
     has_problems INTEGER NOT NULL,
-    chunk_count INTEGER NOT NULL
+    chunk_count INTEGER NOT NULL,
+    decode_problem TEXT NOT NULL
 );
 CREATE INDEX notes_stem ON notes(stem);
+CREATE INDEX notes_mtime ON notes(mtime_ns);
 CREATE TABLE chunks(
     id INTEGER PRIMARY KEY,
     note_id INTEGER NOT NULL,
@@ -70,7 +74,21 @@ CREATE TABLE failures(
     checked_ns INTEGER NOT NULL,
     reason TEXT NOT NULL
 );
+CREATE TABLE declined(
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    checked_ns INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    fix TEXT NOT NULL
+);
+CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 """
+
+
+class IndexWriteError(Exception):
+    """The index could not be written (the disk is full, or the file is read-only); the
+    transaction was rolled back, so the index still holds its last committed state."""
 
 
 def is_corruption(exc: BaseException) -> bool:
@@ -148,15 +166,25 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. SQLite rolls some failures back by itself (a full disk
+        among them), so the rollback here runs only if one is still open; a write the
+        disk refused is raised as :class:`IndexWriteError` naming the index file."""
         with self.write_lock:
             conn = self.conn()
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                refused = _refused_write(exc)
+                if refused is None:
+                    raise
+                raise IndexWriteError(f"{refused} at {self.path}") from exc
 
     def meta(self, key: str, default: str = "") -> str:
         row = self.conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -167,4 +195,19 @@ class Store:
             self.conn().execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def close(self) -> None:
+        """Fold the WAL back into the file, then close this thread's connection (each
+        thread closes its own: closing one another thread is using is not safe)."""
+        try:
+            self.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass
         self._close_local()
+
+
+def _refused_write(exc: sqlite3.OperationalError) -> str | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_FULL or "database or disk is full" in str(exc):
+        return "disk full"
+    if code == sqlite3.SQLITE_READONLY or "readonly database" in str(exc):
+        return "index file is read-only"
+    return None

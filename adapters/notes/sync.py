@@ -1,16 +1,30 @@
-"""Bring the index in line with the folder, reading only what changed.
+"""Bring the index in line with the folder, reading only what changed, in batches.
 
 Every file is stat'ed; a file whose size and mtime match what was recorded is
 trusted without being opened, unless it was modified so close to the moment
 it was recorded that a later edit could share its mtime (then it is hashed
 again). A file that is read is hashed; only a changed hash re-parses and
-re-indexes it. ``full`` re-reads and re-indexes everything in one transaction,
-so a failed rebuild leaves the previous index in place.
+re-indexes it. ``full`` re-reads and re-indexes everything.
+
+The changes are committed in batches of :data:`BATCH_FILES` files, so a first
+build of a large folder that is stopped (or killed) keeps what it committed and
+the next sync resumes with what is left; a batch the disk refuses is rolled back
+alone, leaving the index as the previous batch left it. The generation advances
+once the whole folder has been brought in line (``dirty`` in ``meta`` remembers
+committed batches that a stopped sync did not yet publish).
+
+Files the settings keep out (larger than ``max_file_bytes``, or binary) are
+*declined*: recorded with the reason and the setting that would change it, and
+not counted against coverage. A file that should have been read and could not
+be (permissions, I/O) is a *failure*, and makes coverage partial. A note with
+invalid UTF-8 is indexed with replacement characters, and the problem recorded.
 
 The watermark is a digest of the settings and every (relative path, content
-hash) pair, plus each failure: it depends on content only, so it is stable
-across rebuilds. The generation names one state of the index and advances
-whenever that state changes.
+hash) pair, plus each failure and declined file: it depends on content only,
+so it is stable across rebuilds. It is kept as an order-independent XOR of
+per-file digests, so a one-note change updates it without reading the others.
+The generation names one state of the index and advances whenever that state
+changes.
 """
 
 from __future__ import annotations
@@ -18,21 +32,30 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
+import stat as file_mode
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from adapter_sdk.lexical import tokenize
 from adapters.notes.chunking import ParsedNote, indexable, parse_note
+from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.scan import FileStat, ScanResult, scan
 from adapters.notes.settings import NotesSettings
-from adapters.notes.store import SCHEMA, Store
+from adapters.notes.store import Store
 
 RACY_WINDOW_NS = 2_000_000_000
 UNADDRESSABLE = "path contains '#', which a locator cannot name"
+UNADDRESSABLE_FIX = "rename the file without '#'"
+BINARY = "contains NUL bytes: not a text note"
+BINARY_FIX = "add the path to the 'exclude' setting"
+# a quoted run within one line: what ``examples_quote_queries`` keeps out of the index
+_QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d|`[^`\n]*`')
 CHECKPOINT_AFTER = 200
-_BATCH = 500
+BATCH_FILES = 1000
+_ROW_BATCH = 500
 
 
 @dataclass
@@ -43,10 +66,24 @@ class SyncReport:
     files_reindexed: int = 0
     files_removed: int = 0
     files_failed: int = 0
+    files_pending: int = 0  # left for a later sync when this one was stopped
     changed: bool = False
+    complete: bool = True  # False when stopped before every change was applied
     elapsed_ms: float = 0.0
     skipped_dirs: list[str] = field(default_factory=list)
     skipped_links: list[str] = field(default_factory=list)
+
+    def add(self, other: SyncReport) -> None:
+        """Fold a later sync's counts into this one (a search that waited for two)."""
+        self.files_scanned = max(self.files_scanned, other.files_scanned)  # one folder, listed twice
+        self.files_read += other.files_read
+        self.files_reindexed += other.files_reindexed
+        self.files_removed += other.files_removed
+        self.files_failed = other.files_failed
+        self.files_pending = other.files_pending
+        self.changed |= other.changed
+        self.complete = other.complete
+        self.elapsed_ms += other.elapsed_ms
 
     def diagnostics(self) -> dict[str, object]:
         return {
@@ -59,6 +96,9 @@ class SyncReport:
         }
 
 
+Progress = Callable[[SyncReport], None]
+
+
 def sync(
     store: Store,
     root: str,
@@ -66,27 +106,55 @@ def sync(
     *,
     full: bool = False,
     only: Iterable[str] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    progress: Progress | None = None,
 ) -> SyncReport:
-    """Re-check the folder (or just the ``only`` paths) and update the index."""
-    started = time.perf_counter()
-    now_ns = time.time_ns()
-    if only is None:
-        found = scan(root, settings)
-    else:
-        found = _stat_paths(root, only)
+    """Re-check the folder (or just the ``only`` paths) and update the index in batches.
+
+    ``should_stop`` is asked between batches; a stopped sync reports what is left
+    in ``files_pending`` and ``complete`` False. ``progress`` hears after each batch.
+    """
+    started, started_ns = time.perf_counter(), time.time_ns()
+    found = scan(root, settings) if only is None else _stat_paths(root, only)
     report = SyncReport(
         full=full,
         files_scanned=len(found.files),
         skipped_dirs=found.skipped_dirs,
         skipped_links=found.skipped_links,
     )
-    with store.transaction() as conn:
-        _Updater(conn, root, settings, now_ns, full, report).apply(found, partial=only is not None)
-        if report.changed or full:
-            _advance_generation(conn, settings, now_ns)
+    work = _work(store.conn(), found, full, whole_folder=only is None)
+    report.files_pending = len(work)
+    if progress is not None:
+        progress(report)
+    for start in range(0, len(work), BATCH_FILES):
+        if should_stop is not None and should_stop():
+            report.complete = False
+            break
+        batch = work[start : start + BATCH_FILES]
+        with store.transaction() as conn:
+            updater = _Updater(conn, root, settings, time.time_ns(), full, report)
+            updater.apply(batch)
+            updater.finish()
+        report.files_pending -= len(batch)
+        if progress is not None:
+            progress(report)
+    if report.complete:
+        with store.transaction() as conn:
+            if only is None:
+                conn.execute("DELETE FROM dirs")
+                conn.executemany("INSERT INTO dirs VALUES (?, ?)", found.dirs.items())
+                conn.executemany(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    [("build_complete", "1"), ("swept_ns", str(started_ns))],
+                )
+            dirty = conn.execute("SELECT value FROM meta WHERE key = 'dirty'").fetchone()
+            if report.changed or full or dirty:
+                _advance_generation(conn, settings, time.time_ns())
+                conn.execute("DELETE FROM meta WHERE key = 'dirty'")
+        report.files_failed = store.conn().execute("SELECT count(*) FROM failures").fetchone()[0]
     if report.files_reindexed >= CHECKPOINT_AFTER:
         # fold a bulk write back into the database file rather than leave a WAL as large
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
 
@@ -114,14 +182,14 @@ def index_notes(
     with store.transaction() as conn:
         updater = _Updater(conn, "", settings, now_ns, False, report)
         for rel in unaddressable:
-            updater.fail(rel, FileStat(0, 0), UNADDRESSABLE)
+            updater.decline(rel, FileStat(0, 0), UNADDRESSABLE, UNADDRESSABLE_FIX)
         for note in notes:
             report.files_scanned += 1
             if note.data is None:
-                updater.fail(note.path, note.stat, _oversize(note.stat.size, settings))
+                updater.decline(note.path, note.stat, *oversize(note.stat.size, settings))
             else:
                 report.files_read += 1
-                updater.take(note.path, note.stat, note.data, None, False)
+                updater.take(note.path, note.stat, note.data, None)
         updater.finish()
         _advance_generation(conn, settings, now_ns)
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
@@ -129,22 +197,72 @@ def index_notes(
     return report
 
 
-def _oversize(size: int, settings: NotesSettings) -> str:
-    return f"larger than max_file_bytes ({size} > {settings.max_file_bytes} bytes)"
+def oversize(size: int, settings: NotesSettings) -> tuple[str, str]:
+    """Why a note over the size cap is declined, and the setting that would admit it."""
+    return (
+        f"larger than max_file_bytes ({size} > {settings.max_file_bytes} bytes)",
+        f"raise max_file_bytes to at least {size}, or add the path to the 'exclude' setting",
+    )
 
 
 def _stat_paths(root: str, paths: Iterable[str]) -> ScanResult:
-    result = ScanResult()
-    for rel in paths:
+    """The named paths' stat; a path that is gone (or now a link) is left out, so the
+    work for it is its removal."""
+    result = ScanResult(named=list(paths))
+    for rel in result.named:
         try:
             info = os.stat(os.path.join(root, rel))
         except OSError:
             continue
-        result.files[rel] = FileStat(info.st_size, info.st_mtime_ns)
+        if file_mode.S_ISREG(info.st_mode):
+            result.files[rel] = FileStat(info.st_size, info.st_mtime_ns)
     return result
 
 
+# one unit of work: a path and its stat to (re)read, or None to forget the path, and
+# whether the index holds any record of it yet (a first build's files have none)
+WorkItem = tuple[str, FileStat | None, bool]
+
+
+def _work(conn: sqlite3.Connection, found: ScanResult, full: bool, whole_folder: bool) -> list[WorkItem]:
+    """What has to change: new or changed files to read, vanished ones to forget."""
+    if whole_folder:
+        known = _known(conn, "", [])
+    else:
+        names = list(dict.fromkeys([*found.named, *found.files]))
+        marks = ",".join("?" * len(names))
+        known = _known(conn, f"WHERE path IN ({marks})", names) if names else {}
+    work: list[WorkItem] = []
+    for rel in found.unaddressable:
+        if rel not in known:
+            work.append((rel, FileStat(-1, -1), False))
+    for rel, stat in found.files.items():
+        recorded = known.get(rel)
+        if not full and recorded is not None and _trusted(*recorded, stat):
+            continue
+        work.append((rel, stat, recorded is not None))
+    present = set(found.files) | set(found.unaddressable)
+    work += [(rel, None, True) for rel in known if rel not in present]
+    return work
+
+
+def _known(conn: sqlite3.Connection, where: str, args: list[str]) -> dict[str, tuple[int, int, int]]:
+    """path -> (size, mtime_ns, checked_ns) of every recorded note, failure and declined file."""
+    known: dict[str, tuple[int, int, int]] = {}
+    for table in ("declined", "failures", "notes"):
+        sql = f"SELECT path, size, mtime_ns, checked_ns FROM {table} {where}"
+        for path, size, mtime_ns, checked_ns in conn.execute(sql, args):
+            known[path] = (size, mtime_ns, checked_ns)
+    return known
+
+
+def _file_digest(path: str, content: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{path}\0{content}".encode()).digest(), "big")
+
+
 class _Updater:
+    """Applies work items inside one transaction, keeping the content digest in step."""
+
     def __init__(
         self,
         conn: sqlite3.Connection,
@@ -158,140 +276,133 @@ class _Updater:
         self.now_ns, self.full, self.report = now_ns, full, report
         self.next_note = (conn.execute("SELECT max(id) FROM notes").fetchone()[0] or 0) + 1
         self.next_chunk = (conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0) + 1
+        row = conn.execute("SELECT value FROM meta WHERE key = 'content_digest'").fetchone()
+        self.digest = int(row[0], 16) if row else 0
+        self.real_root = os.path.realpath(root) if root else ""
+        self.recorded = True  # whether the path at hand may have rows to replace
         self.rows: dict[str, list[tuple[object, ...]]] = {
-            "notes": [], "chunks": [], "chunk_text": [], "identifiers": [], "failures": []
+            "notes": [], "chunks": [], "chunk_text": [], "identifiers": []
         }
 
-    def apply(self, found: ScanResult, partial: bool) -> None:
-        conn = self.conn
-        if partial:
-            marks = ",".join("?" * len(found.files))
-            known = self._known_notes(f"WHERE path IN ({marks})", list(found.files))
-            failed = self._known_failures(f"WHERE path IN ({marks})", list(found.files))
-        else:
-            known = self._known_notes("", [])
-            failed = self._known_failures("", [])
-        if self.full:
-            # dropping is far cheaper than deleting every FTS row; the transaction keeps
-            # the previous index if the rebuild fails
-            for table in ("notes", "chunks", "chunk_text", "identifiers", "failures"):
-                conn.execute(f"DROP TABLE {table}")
-            for statement in SCHEMA.split(";"):
-                if statement.strip() and "meta" not in statement:
-                    conn.execute(statement)
-            known, failed = {}, {}
-            self.report.changed = True
-        for rel in found.unaddressable:
-            self.fail(rel, FileStat(0, 0), UNADDRESSABLE)
-        for rel, stat in found.files.items():
-            note = known.get(rel)
-            if note is not None and _trusted(note[1], note[2], note[3], stat):
-                continue
-            failure = failed.get(rel)
-            if failure is not None and _trusted(failure[0], failure[1], failure[2], stat):
-                continue
-            self._refresh(rel, stat, note, failure is not None)
-        if not partial:
-            gone = [n for n in known if n not in found.files]
-            for rel in gone:
-                self._remove(known[rel][0])
-            gone_failures = [f for f in failed if f not in found.files and f not in found.unaddressable]
-            conn.executemany("DELETE FROM failures WHERE path = ?", [(f,) for f in gone_failures])
-            self.report.files_removed = len(gone) + len(gone_failures)
-            self.report.changed |= bool(gone or gone_failures)
-        self.finish()
+    def apply(self, batch: list[WorkItem]) -> None:
+        for rel, stat, recorded in batch:
+            self.recorded = recorded
+            if stat is None:
+                self._forget(rel)
+                self.report.files_removed += 1
+            elif stat.size < 0:
+                self.decline(rel, FileStat(0, 0), UNADDRESSABLE, UNADDRESSABLE_FIX)
+            else:
+                self._refresh(rel, stat)
+        self.recorded = True
 
     def finish(self) -> None:
         self._flush()
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [("content_digest", f"{self.digest:064x}")] + ([("dirty", "1")] if self.report.changed else []),
+        )
         self.report.files_failed = self.conn.execute("SELECT count(*) FROM failures").fetchone()[0]
 
-    def _known_notes(self, where: str, args: list[str]) -> dict[str, tuple[int, int, int, int]]:
-        sql = f"SELECT path, id, size, mtime_ns, checked_ns FROM notes {where}"
-        return {r[0]: r[1:] for r in self.conn.execute(sql, args)}
-
-    def _known_failures(self, where: str, args: list[str]) -> dict[str, tuple[int, int, int]]:
-        sql = f"SELECT path, size, mtime_ns, checked_ns FROM failures {where}"
-        return {r[0]: r[1:] for r in self.conn.execute(sql, args)}
-
-    def _refresh(
-        self,
-        rel: str,
-        stat: FileStat,
-        note: tuple[int, int, int, int] | None,
-        was_failed: bool,
-    ) -> None:
+    def _refresh(self, rel: str, stat: FileStat) -> None:
         limit = self.settings.max_file_bytes
         if stat.size > limit:
-            self._replace_with_failure(rel, stat, note, _oversize(stat.size, self.settings))
+            self._forget_note(rel)
+            self.decline(rel, stat, *oversize(stat.size, self.settings))
             return
         try:
-            with open(os.path.join(self.root, rel), "rb") as handle:
-                data = handle.read(limit + 1)
+            data = read_inside(self.root, rel, limit + 1, self.real_root)
+        except OutsideRoot:
+            self._forget(rel)
+            self.report.skipped_links.append(rel)
+            return
         except OSError as exc:
-            self._replace_with_failure(rel, stat, note, f"unreadable: {exc.strerror or exc}")
+            self._forget_note(rel)
+            self.fail(rel, stat, f"unreadable: {exc.strerror or exc}")
             return
         self.report.files_read += 1
-        self.take(rel, stat, data, note, was_failed)
+        self.take(rel, stat, data, self._note(rel) if self.recorded else None)
 
-    def take(
-        self,
-        rel: str,
-        stat: FileStat,
-        data: bytes,
-        note: tuple[int, int, int, int] | None,
-        was_failed: bool,
-    ) -> None:
-        """Index the bytes of one note (replacing ``note``), or record why they cannot be."""
+    def _note(self, rel: str) -> tuple[int, str] | None:
+        row = self.conn.execute("SELECT id, sha256 FROM notes WHERE path = ?", (rel,)).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def take(self, rel: str, stat: FileStat, data: bytes, note: tuple[int, str] | None) -> None:
+        """Index the bytes of one note (replacing ``note``), or record why they are not."""
         limit = self.settings.max_file_bytes
         if len(data) > limit:
-            self._replace_with_failure(rel, stat, note, f"larger than max_file_bytes (> {limit} bytes)")
+            self._forget_note(rel)
+            self.decline(rel, stat, *oversize(len(data), self.settings))
             return
         digest = hashlib.sha256(data).hexdigest()
-        if note is not None and not was_failed and self._hash_of(note[0]) == digest:
+        if note is not None and not self.full and note[1] == digest:
             self.conn.execute(
                 "UPDATE notes SET size = ?, mtime_ns = ?, checked_ns = ? WHERE id = ?",
                 (stat.size, stat.mtime_ns, self.now_ns, note[0]),
             )
             return
+        if b"\x00" in data:
+            self._forget_note(rel)
+            self.decline(rel, stat, BINARY, BINARY_FIX)
+            return
+        problem = ""
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self._replace_with_failure(rel, stat, note, f"not valid UTF-8 (byte {exc.start})")
-            return
-        if "\x00" in text:
-            self._replace_with_failure(rel, stat, note, "contains NUL bytes (not a text file)")
-            return
-        if note is not None:
-            self._remove(note[0])
-        if was_failed:
-            self.conn.execute("DELETE FROM failures WHERE path = ?", (rel,))
-        self._insert(rel, stat, digest, parse_note(rel, text))
+            text = data.decode("utf-8", errors="replace")
+            problem = f"not valid UTF-8 (byte {exc.start}); indexed with replacement characters"
+        self._forget(rel)
+        self._insert(rel, stat, digest, parse_note(rel, text), problem)
         self.report.files_reindexed += 1
         self.report.changed = True
 
-    def _hash_of(self, note_id: int) -> str:
-        row = self.conn.execute("SELECT sha256 FROM notes WHERE id = ?", (note_id,)).fetchone()
-        return str(row[0])
-
-    def _replace_with_failure(
-        self, rel: str, stat: FileStat, note: tuple[int, int, int, int] | None, reason: str
-    ) -> None:
-        if note is not None:
-            self._remove(note[0])
-        self.fail(rel, stat, reason)
-
     def fail(self, rel: str, stat: FileStat, reason: str) -> None:
-        previous = self.conn.execute("SELECT reason FROM failures WHERE path = ?", (rel,)).fetchone()
-        self.conn.execute(
-            "INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?)",
-            (rel, stat.size, stat.mtime_ns, self.now_ns, reason),
-        )
+        """Record a file that should have been read and could not be."""
+        self._record("failures", rel, (rel, stat.size, stat.mtime_ns, self.now_ns, reason), reason)
+
+    def decline(self, rel: str, stat: FileStat, reason: str, fix: str) -> None:
+        """Record a file the settings keep out of the index, and how to let it in."""
+        row = (rel, stat.size, stat.mtime_ns, self.now_ns, reason, fix)
+        self._record("declined", rel, row, reason)
+
+    def _record(self, table: str, rel: str, row: tuple[object, ...], reason: str) -> None:
+        other = "declined" if table == "failures" else "failures"
+        previous = None
+        if self.recorded:
+            self._forget_in(other, rel)
+            previous = self.conn.execute(f"SELECT reason FROM {table} WHERE path = ?", (rel,)).fetchone()
+        marker = "!" if table == "failures" else "?"
+        if previous is not None:
+            self.digest ^= _file_digest(rel, marker + previous[0])
+        self.digest ^= _file_digest(rel, marker + reason)
+        marks = ",".join("?" * len(row))
+        self.conn.execute(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", row)
         if previous is None or previous[0] != reason:
             self.report.changed = True
 
-    def _remove(self, note_id: int) -> None:
+    def _forget(self, rel: str) -> None:
+        """Drop every record of ``rel``: its note, failure or declined entry."""
+        if not self.recorded:
+            return
+        self._forget_note(rel)
+        self._forget_in("failures", rel)
+        self._forget_in("declined", rel)
+
+    def _forget_in(self, table: str, rel: str) -> None:
+        row = self.conn.execute(f"SELECT reason FROM {table} WHERE path = ?", (rel,)).fetchone()
+        if row is not None:
+            self.digest ^= _file_digest(rel, ("!" if table == "failures" else "?") + row[0])
+            self.conn.execute(f"DELETE FROM {table} WHERE path = ?", (rel,))
+            self.report.changed = True
+
+    def _forget_note(self, rel: str) -> None:
+        note = self._note(rel) if self.recorded else None
+        if note is None:
+            return
+        note_id, sha = note
         conn = self.conn
         self._flush()
+        self.digest ^= _file_digest(rel, sha)
         conn.execute(
             "DELETE FROM chunk_text WHERE rowid IN (SELECT id FROM chunks WHERE note_id = ?)",
             (note_id,),
@@ -299,10 +410,12 @@ class _Updater:
         conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
         conn.execute("DELETE FROM identifiers WHERE note_id = ?", (note_id,))
         conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+        self.report.changed = True
 
-    def _insert(self, rel: str, stat: FileStat, digest: str, parsed: ParsedNote) -> None:
+    def _insert(self, rel: str, stat: FileStat, digest: str, parsed: ParsedNote, problem: str) -> None:
         note_id = self.next_note
         self.next_note += 1
+        self.digest ^= _file_digest(rel, digest)
         name = rel.rsplit("/", 1)[-1]
         stem = name.rsplit(".", 1)[0]
         project = rel.split("/", 1)[0].lower() if "/" in rel else ""
@@ -310,7 +423,7 @@ class _Updater:
         self.rows["notes"].append((
             note_id, rel, stem.lower(), project, stat.size, stat.mtime_ns, self.now_ns, digest,
             parsed.title, json.dumps(front.to_json()), int(bool(front.supersedes)),
-            int(bool(front.problems)), len(parsed.chunks),
+            int(bool(front.problems)), len(parsed.chunks), problem,
         ))
         for chunk in parsed.chunks:
             chunk_id = self.next_chunk
@@ -319,15 +432,18 @@ class _Updater:
                 chunk_id, note_id, chunk.ordinal, chunk.start_line, chunk.end_line,
                 chunk.heading, json.dumps(chunk.heading_path), chunk.preview,
             ))
-            self.rows["chunk_text"].append((chunk_id, chunk.title, indexable(chunk.indexed_body)))
-        for key, kind in _identifiers(rel, stem, front.aliases, front.note_id):
+            body = chunk.indexed_body
+            if self.settings.examples_quote_queries:
+                body = _QUOTED.sub(" ", body)
+            self.rows["chunk_text"].append((chunk_id, chunk.title, indexable(body)))
+        for key, kind in _identifiers(rel, stem, [*front.aliases, *self.settings.aliases_of(rel)], front.note_id):
             self.rows["identifiers"].append((key, note_id, kind))
-        if len(self.rows["chunk_text"]) >= _BATCH:
+        if len(self.rows["chunk_text"]) >= _ROW_BATCH:
             self._flush()
 
     def _flush(self) -> None:
         rows, conn = self.rows, self.conn
-        conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows["notes"])
+        conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows["notes"])
         conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?)", rows["chunks"])
         conn.executemany(
             "INSERT INTO chunk_text(rowid, title, body) VALUES (?,?,?)", rows["chunk_text"]
@@ -361,12 +477,9 @@ def _identifiers(
 
 
 def _advance_generation(conn: sqlite3.Connection, settings: NotesSettings, now_ns: int) -> None:
-    digest = hashlib.sha256(settings.digest.encode())
-    for path, sha in conn.execute("SELECT path, sha256 FROM notes ORDER BY path"):
-        digest.update(f"{path}\0{sha}\n".encode())
-    for path, size, reason in conn.execute("SELECT path, size, reason FROM failures ORDER BY path"):
-        digest.update(f"{path}\0!{size}\0{reason}\n".encode())
-    watermark = "fs:" + digest.hexdigest()[:12]
+    row = conn.execute("SELECT value FROM meta WHERE key = 'content_digest'").fetchone()
+    content = row[0] if row else f"{0:064x}"
+    watermark = "fs:" + hashlib.sha256(f"{settings.digest}\0{content}".encode()).hexdigest()[:12]
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation_seq'").fetchone()
     seq = int(row[0]) + 1 if row else 1
     conn.executemany(

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapter_sdk.protocol import ErrorCode, InitializeParams, RpcError
+from adapter_sdk.protocol import ErrorCode, InitializeParams, RpcError, trusted_only
 
 TASKWARRIOR = "taskwarrior"
 TODOTXT = "todotxt"
@@ -23,12 +23,12 @@ SETTINGS_SCHEMA = {
             "default": "auto",
             "description": "store format; auto = a file is todo.txt, a folder is Taskwarrior",
         },
-        "task_binary": {
+        "task_binary": trusted_only({
             "type": "string",
             "minLength": 1,
             "default": "task",
             "description": "Taskwarrior program (name on PATH, or a path)",
-        },
+        }),
     },
 }
 

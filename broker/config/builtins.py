@@ -12,6 +12,8 @@ BUILTIN_FRESHNESS: dict[str, list[str]] = {
     "gmail": ["live", "indexed"],  # the API is live; a Takeout mbox is indexed
     "eventstore": ["live"],
 }
+# Built-ins that read with the user's credentials: an OAuth token, a database key.
+CREDENTIAL_ADAPTERS = frozenset({"gmail", "eventstore"})
 
 
 
@@ -45,6 +47,7 @@ def builtin_registrations() -> dict[str, AdapterRegistration]:
             freshness_modes=list(modes),
             conformance=None,
             origin=BUILTIN,
+            holds_credentials=name in CREDENTIAL_ADAPTERS,
         )
         for name, modes in BUILTIN_FRESHNESS.items()
     }

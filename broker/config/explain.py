@@ -8,6 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from broker.config.model import AdapterRegistration, Config, Origin, Profile, SourceConfig
+from broker.config.trust import project_root
+
+PROJECT_RULE = (
+    "a project file may add sources and profiles and tune your sources' ranking; the sources "
+    "it adds read only inside its folder (symlinks resolved), never set a setting their "
+    "adapter marks trusted_only, and use a credential-holding adapter only if you opted the "
+    "project in under [projects]; it never names a program, an identity, [defaults], "
+    "[evaluation] or [adapters], and never lowers a floor or raises a ceiling"
+)
 
 DEFAULT_KEYS = ("profile", "timeout_ms", "fusion_reserve_ms", "max_results", "relevance_floor")
 
@@ -76,6 +85,7 @@ def _adapter(adapter: AdapterRegistration) -> dict[str, Any]:
         "env": dict(sorted(adapter.env.items())),
         "freshness_modes": adapter.freshness_modes,
         "conformance": str(adapter.conformance) if adapter.conformance else None,
+        "holds_credentials": adapter.holds_credentials,
         "layer": adapter.origin.layer.value,
         "origin": str(adapter.origin.file) if adapter.origin.file else None,
     }
@@ -91,6 +101,24 @@ def _profile(profile: Profile) -> dict[str, Any]:
             "sources": _field(profile.sources, profile.origin("sources")),
             "max_sensitivity": _field(profile.max_sensitivity, profile.origin("max_sensitivity")),
         },
+    }
+
+
+def _trust_boundary(config: Config) -> dict[str, Any]:
+    project = config.paths.project_file
+    if project is None:
+        return {"project_file": None, "rule": PROJECT_RULE}
+    root = project_root(project)
+    return {
+        "project_file": str(project),
+        "project_folder": str(root),
+        "rule": PROJECT_RULE,
+        "credential_adapters_opted_in": sorted(config.project_opt_ins.get(root, frozenset())),
+        "sources_added": [
+            {"source_id": s.source_id, "adapter": s.adapter, "reads": s.location}
+            for s in config.sources
+            if s.project_declared
+        ],
     }
 
 
@@ -130,6 +158,7 @@ def explain(config: Config, profile: str = "") -> dict[str, Any]:
         "identity": [
             {"source_id": s.source_id, "source_uid": s.source_uid} for s in config.sources
         ],
+        "trust_boundary": _trust_boundary(config),
     }
 
 
@@ -174,6 +203,8 @@ def render_explanation(data: dict[str, Any]) -> str:
         parts.append(f"freshness {','.join(adapter['freshness_modes'])}")
         if adapter["conformance"]:
             parts.append(f"conformance {adapter['conformance']}")
+        if adapter["holds_credentials"]:
+            parts.append("holds credentials")
         parts.append(_label(adapter))
         out.append("  ".join(parts))
     out.append("sources")
@@ -198,4 +229,21 @@ def render_explanation(data: dict[str, Any]) -> str:
         out += _lines(profile["fields"], "    ")
     out.append("identity")
     out += [f"  {i['source_id']} -> {i['source_uid']}" for i in data["identity"]] or ["  (none)"]
+    out += _trust_lines(data["trust_boundary"])
     return "\n".join(out) + "\n"
+
+
+def _trust_lines(trust: dict[str, Any]) -> list[str]:
+    out = ["trust boundary"]
+    if trust["project_file"] is None:
+        return [*out, "  no project file: everything above is user configuration"]
+    out.append(f"  project file {trust['project_file']} (untrusted)")
+    out.append(f"  reads only inside {trust['project_folder']}")
+    opted = trust["credential_adapters_opted_in"]
+    out.append(f"  credential adapters opted in: {', '.join(opted) if opted else 'none'}")
+    out += [
+        f"  adds {s['source_id']} ({s['adapter']}) reading {s['reads'] or 'its adapter default'}"
+        for s in trust["sources_added"]
+    ]
+    out.append(f"  rule: {trust['rule']}")
+    return out

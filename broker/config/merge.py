@@ -62,9 +62,11 @@ class _Membership:
 class _Merge:
     problems: Problems
     home: str | None
+    user_file: Path
     adapters: dict[str, AdapterRegistration] = field(default_factory=builtin_registrations)
     declared_adapters: set[str] = field(default_factory=set)
     memberships: list[_Membership] = field(default_factory=list)
+    opt_ins: dict[Path, frozenset[str]] = field(default_factory=dict)
 
     # -- defaults, evaluation, adapters (user layer only) ----------------------
 
@@ -103,7 +105,13 @@ class _Merge:
                     freshness_modes=list(values["freshness_modes"]),
                     conformance=values.get("conformance"),
                     origin=declared.origin,
+                    holds_credentials=values.get("holds_credentials", False),
                 )
+
+    def project_opt_ins(self, user: Document | None) -> None:
+        for declared in user.projects if user is not None else []:
+            adapters = declared.values.get("credential_adapters", [])
+            self.opt_ins[Path(declared.name)] = frozenset(map(canonical_adapter_name, adapters))
 
     # -- sources -----------------------------------------------------------------
 
@@ -243,7 +251,9 @@ class _Merge:
         declared = source.declaration
         source_id = values["source_id"]
         registration = self._adapter(source)
-        location = self._location(source)
+        if registration is not None and not self._may_use(source, registration):
+            registration = None
+        location = self._location(source, registration)
         freshness = self._freshness(source, registration)
         if "timeout_ms" not in values:
             origins["timeout_ms"] = defaults.origin("timeout_ms")
@@ -273,6 +283,7 @@ class _Merge:
             location_original=values.get("location"),
             location_kind_explicit=resolved.explicit if resolved else False,
             declared_in=declared.origin,
+            declared_key=declared.key_prefix,
             origins=origins,
         )
 
@@ -292,8 +303,37 @@ class _Merge:
             )
         return registration
 
-    def _location(self, source: _Source) -> ResolvedLocation | None | _Invalid:
+    def _may_use(self, source: _Source, registration: AdapterRegistration) -> bool:
+        """A project adds a source of a credential-holding adapter only when opted in."""
+        declared = source.declaration
+        if declared.layer is not Layer.project or not registration.holds_credentials:
+            return True
+        return trust.check_credential_adapter(
+            registration.name,
+            self.opt_ins.get(trust.project_root(declared.file), frozenset()),
+            declared.file,
+            declared.key_prefix,
+            self.user_file,
+            self.problems,
+            source_id=source.values["source_id"],
+        )
+
+    def _location(
+        self, source: _Source, registration: AdapterRegistration | None
+    ) -> ResolvedLocation | None | _Invalid:
         values, declared = source.values, source.declaration
+        if declared.layer is Layer.project:
+            allowed, contained = trust.check_project_location(
+                values.get("location"),
+                values.get("location_kind"),
+                declared.file,
+                declared.key_prefix,
+                self.user_file,
+                self.problems,
+                source_id=values["source_id"],
+                opted_in=registration is not None and registration.holds_credentials,
+            )
+            return contained if allowed else INVALID
         if "location" not in values:
             if "location_kind" in values:
                 self.problems.add(
@@ -440,7 +480,8 @@ def build_config(
     problems: Problems,
 ) -> Config:
     """Merge parsed layers into one configuration, or raise every problem together."""
-    merge = _Merge(problems, home)
+    merge = _Merge(problems, home, paths.config_file)
+    merge.project_opt_ins(user)
     defaults = merge.defaults(user)
     evaluation = merge.evaluation(user)
     merge.register_adapters([d for d in (user, *adapter_files) if d is not None])
@@ -462,4 +503,5 @@ def build_config(
         evaluation=evaluation,
         files=files,
         paths=paths,
+        project_opt_ins=merge.opt_ins,
     )

@@ -77,10 +77,15 @@ class SourceConfig:
     location_original: str | None = None
     location_kind_explicit: bool = False
     declared_in: Origin = DEFAULT
+    declared_key: str = ""  # the table that declared it, such as ``sources[2]``
     origins: dict[str, Origin] = field(default_factory=dict, repr=False, compare=False)
 
     def origin(self, key: str) -> Origin:
         return self.origins.get(key, DEFAULT)
+
+    @property
+    def project_declared(self) -> bool:
+        return self.declared_in.layer is Layer.project
 
 
 @dataclass
@@ -104,6 +109,8 @@ class AdapterRegistration:
     freshness_modes: list[str]
     conformance: Path | None
     origin: Origin = BUILTIN
+    # a project may add a source of it only when the user opted that project in
+    holds_credentials: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,6 +150,8 @@ class Config:
     evaluation: Evaluation | None
     files: list[ConfigFile]
     paths: Paths
+    # project folder (symlinks resolved) -> credential-holding adapters the user let it use
+    project_opt_ins: dict[Path, frozenset[str]] = field(default_factory=dict)
 
     def profile(self, name: str = "") -> Profile:
         """The named profile; ``""`` means ``defaults.profile``."""

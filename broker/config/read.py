@@ -30,7 +30,7 @@ MAX_SOURCE_ID = 64
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-TOP_LEVEL = ("defaults", "sources", "profiles", "evaluation", "adapters")
+TOP_LEVEL = ("defaults", "sources", "profiles", "evaluation", "adapters", "projects")
 
 
 # -- value kinds ---------------------------------------------------------------
@@ -219,6 +219,11 @@ ADAPTER_FIELDS = {
     "env": Field(TABLE, (_env,)),
     "freshness_modes": Field(STRINGS, (_unique,)),
     "conformance": Field(STRING, (_not_empty,)),
+    "holds_credentials": Field(BOOLEAN),
+}
+
+PROJECT_FIELDS = {
+    "credential_adapters": Field(STRINGS, (_names_not_empty, _unique)),
 }
 
 
@@ -266,6 +271,7 @@ class Document:
     adapters: list[NamedDeclaration] = field(default_factory=list)
     sources: list[SourceDeclaration] = field(default_factory=list)
     profiles: list[NamedDeclaration] = field(default_factory=list)
+    projects: list[NamedDeclaration] = field(default_factory=list)  # name: absolute folder
 
 
 class _Reader:
@@ -442,6 +448,30 @@ class _Reader:
                 checked[name] = float(value)
         declaration.values["intent_priors"] = checked
 
+    def projects(self, raw: dict[str, Any]) -> list[NamedDeclaration]:
+        """``[projects."<folder>"]``: what the user lets one project's ``recall.toml`` do."""
+        declarations = []
+        for name, table in raw.items():
+            declaration = NamedDeclaration(self.file, self.layer, f'projects."{name}"')
+            folder = expand_home(name, self.home)
+            if not os.path.isabs(folder):
+                self.problems.add(
+                    self.file,
+                    declaration.key_prefix,
+                    f"a project is named by the absolute path of the folder holding its "
+                    f"recall.toml, got {name!r}",
+                )
+                continue
+            if not isinstance(table, dict):
+                self.problems.add(
+                    self.file, declaration.key_prefix, f"must be a table, got {_describe(table)}"
+                )
+                continue
+            declaration.name = os.path.realpath(folder)
+            self.fill(declaration, table, PROJECT_FIELDS)
+            declarations.append(declaration)
+        return declarations
+
     def profiles(self, raw: dict[str, Any]) -> list[NamedDeclaration]:
         declarations = []
         for name, table in raw.items():
@@ -503,6 +533,8 @@ def read_document(
         document.adapters = reader.adapters(adapters)
     if (profiles := table("profiles")) is not None:
         document.profiles = reader.profiles(profiles)
+    if (projects := table("projects")) is not None:
+        document.projects = reader.projects(projects)
     if "sources" in raw and "sources" in allowed:
         document.sources = reader.sources(raw["sources"])
     return document

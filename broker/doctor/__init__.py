@@ -56,7 +56,13 @@ async def diagnose(config_or_error: Config | ConfigError, supervisor: Supervisor
     if isinstance(config_or_error, ConfigError):
         return Diagnosis(load_failure(config_or_error) + skipped(LIVE_CHECKS, NOT_LOADED))
     config = config_or_error
-    checks = _load_checks(config)
+    from broker.project_settings import project_settings_problems
+
+    crossings = await project_settings_problems(config)
+    checks = [configuration_check(config), trust_check(config, crossings), identity_check(config)]
+    if crossings:
+        # the sources' adapters would be started with settings the boundary refuses
+        return Diagnosis(checks + skipped(LIVE_CHECKS, "the project file crossed the trust boundary"))
     try:
         chosen = config.profile(profile)
     except UnknownProfile as exc:

@@ -6,6 +6,7 @@ import os
 from collections import Counter
 
 from broker.config import Config, Layer, SourceConfig
+from broker.config.trust import project_root
 from broker.doctor.model import (
     LOAD_CHECKS,
     Check,
@@ -49,17 +50,45 @@ def configuration_check(config: Config) -> Check:
     return Check(CheckName.configuration, CheckStatus.passed, detail)
 
 
-def trust_check(config: Config) -> Check:
-    """Only a pass can reach here (a crossing fails the load); it names the untrusted files."""
-    project = [str(f.path) for f in config.files if f.layer is Layer.project]
-    if not project:
-        detail = "no project configuration; every adapter command came from user configuration"
-    else:
-        detail = (
-            f"project file {', '.join(project)} stayed inside the trust boundary "
-            "(no command, identity, [defaults] or loosened ceiling)"
+def trust_check(config: Config, settings_problems: list[ConfigProblem] | None = None) -> Check:
+    """What the project file was checked for, or every crossing its settings made.
+
+    A crossing found while loading fails the load and never reaches here. The
+    settings of the sources a project adds are checked against their adapters'
+    schemas (``settings_problems``); ``None`` means that check was not run.
+    """
+    if settings_problems:
+        return Check(
+            CheckName.trust_boundary,
+            CheckStatus.failed,
+            problems=[
+                Problem(p.message, file=p.file, key=p.key, source_id=p.source_id)
+                for p in settings_problems
+            ],
         )
-    return Check(CheckName.trust_boundary, CheckStatus.passed, detail)
+    project = [f.path for f in config.files if f.layer is Layer.project]
+    if not project:
+        detail = "no project configuration; every source and adapter came from user configuration"
+        return Check(CheckName.trust_boundary, CheckStatus.passed, detail)
+    added = [s for s in config.sources if s.project_declared]
+    inside = [s for s in added if s.location_kind == "path"]
+    with_settings = [s for s in added if s.settings]
+    root = project_root(project[0])
+    parts = [
+        f"project file {project[0]}: no command, identity, [defaults] or loosened floor or ceiling",
+        f"it adds {plural(len(inside), 'source')}, each reading inside {root}",
+    ]
+    opted = sorted(config.project_opt_ins.get(root, frozenset()))
+    if opted:
+        parts.append(f"user configuration opts it in to {', '.join(opted)}")
+    if with_settings and settings_problems is not None:
+        parts.append(
+            f"settings on {plural(len(with_settings), 'source')}: each one its adapter lets a "
+            "project choose"
+        )
+    elif with_settings:
+        parts.append("settings on the sources it adds: not checked against their adapters here")
+    return Check(CheckName.trust_boundary, CheckStatus.passed, "; ".join(parts))
 
 
 def identity_check(config: Config) -> Check:

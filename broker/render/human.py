@@ -17,6 +17,7 @@ from broker.contracts import (
     QueryResponse,
     RefreshResponse,
     Result,
+    SourceRefresh,
     SourceReport,
     SourceSummary,
     Suppression,
@@ -30,6 +31,7 @@ from broker.render.text import (
     Fields,
     Lines,
     duration_text,
+    elapsed_text,
     joined,
     mapping_text,
     num,
@@ -61,7 +63,7 @@ def render_query(response: QueryResponse, *, explain: bool) -> str:
     out = Lines()
     _outcome(out, response)
     _results(out, response, explain)
-    _suppressed(out, response.suppressed)
+    _suppressed(out, response.suppressed, _source_ids_by_uid(response))
     if explain:
         _temporal_problems(out, response.temporal_problems)
         _ledger(out, response)
@@ -166,7 +168,26 @@ def _detail(out: Lines, result: Result) -> None:
     out.block("   ", explanation_block(result.explanation))
 
 
-def _suppressed(out: Lines, suppressed: list[Suppression]) -> None:
+def _source_ids_by_uid(response: QueryResponse) -> dict[str, str]:
+    ids = {s.source_uid: s.source_id for s in response.plan.sources}
+    ids.update((r.source_uid, r.source_id) for r in response.source_outcomes or ())
+    return ids
+
+
+def pasteable_lineage(lineage_root: str | None, source_ids: dict[str, str]) -> str | None:
+    """A lineage root (``<source_uid>:<ref>``) as a locator ``recall expand`` accepts.
+
+    The uid keeps lineage stable across renames of a source; a person pastes the
+    source id, so the human tier prints that instead.
+    """
+    if not lineage_root:
+        return lineage_root
+    uid, sep, ref = lineage_root.partition(":")
+    source_id = source_ids.get(uid)
+    return f"{source_id}:{ref}" if sep and source_id else lineage_root
+
+
+def _suppressed(out: Lines, suppressed: list[Suppression], source_ids: dict[str, str]) -> None:
     if not suppressed:
         return
     out.line()
@@ -175,7 +196,7 @@ def _suppressed(out: Lines, suppressed: list[Suppression]) -> None:
         f = Fields()
         f.raw(s.reason)
         f.count("count", s.count)
-        f.text("lineage", s.lineage_root)
+        f.text("lineage", pasteable_lineage(s.lineage_root, source_ids))
         f.text("successor", s.successor)
         out.block("  ", str(f))
 
@@ -276,7 +297,58 @@ def render_expand(response: ExpandResponse) -> str:
     return str(out) + (content if content.endswith("\n") else content + "\n")
 
 
-def render_refresh(response: RefreshResponse) -> str:
+def render_refresh(response: RefreshResponse, *, explain: bool = False) -> str:
+    """What was indexed, how long it took and what needs attention, in plain words.
+
+    ``explain`` prints the reference's machine form instead: statuses, reasons,
+    generations and watermarks, one source per line.
+    """
+    if explain:
+        return _refresh_ledger(response)
+    out = Lines()
+    count = len(response.sources)
+    noun = "source" if count == 1 else "sources"
+    verb = {"refreshed": "refreshed", "degraded": "refreshed with problems"}.get(
+        response.outcome, "could not refresh"
+    )
+    out.line(f"{verb}: {count} {noun} in {elapsed_text(response.elapsed_ns)}")
+    width = max((len(s.source_id) for s in response.sources), default=0)
+    for source in response.sources:
+        line = f"  {source.source_id:<{width}}  {_refresh_summary(source)}"
+        if source.elapsed_ns:
+            line += f"  ({elapsed_text(source.elapsed_ns)})"
+        out.line(line)
+    return str(out)
+
+
+REFRESH_SKIPS = {
+    "checkpoint_unsupported": "nothing to index: read live at every query",
+    "sensitivity_denied": "skipped: above this profile's sensitivity ceiling",
+    "disabled": "skipped: disabled in the configuration",
+}
+
+
+def _refresh_summary(source: SourceRefresh) -> str:
+    if source.status == "skipped":
+        return REFRESH_SKIPS.get(source.reason or "", f"skipped ({source.reason})")
+    if source.status == "failed":
+        detail = source.diagnostic_detail or source.reason or "no detail"
+        return f"failed: {detail}; run 'recall doctor' for more"
+    health = source.health
+    indexed = ""
+    if health is not None and health.record_count is not None:
+        indexed = f"{health.record_count} records"
+        if health.indexed_count is not None and health.indexed_count < health.record_count:
+            indexed += f", {health.indexed_count} indexed so far"
+    state = "up to date" if source.status == "refreshed" else "needs attention"
+    if health is not None and health.coverage != "complete":
+        state = f"{health.coverage} coverage"
+    if source.status == "degraded" and source.diagnostic_detail:
+        state += f": {source.diagnostic_detail}"
+    return ", ".join(part for part in (state, indexed) if part)
+
+
+def _refresh_ledger(response: RefreshResponse) -> str:
     out = Lines()
     head = Fields()
     head.text("outcome", response.outcome)

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "serve the MCP tools over stdio"),
     "sidecar-plugin": ("sidecar_plugin", "answer one Sidecar plugin request on stdin"),
     "version": ("version", "print the version"),
+    "completion": ("completion", "print a shell completion script (bash, zsh or fish)"),
 }
 
 EXIT_CODES = """exit codes:
@@ -52,6 +53,14 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+def unknown_command(name: str) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, COMMANDS, n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"recall: unknown command {name!r}{hint}\nRun 'recall --help' for the list of commands.\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     sys.exit(dispatch(sys.argv[1:] if argv is None else argv))
 
@@ -64,7 +73,7 @@ def dispatch(argv: list[str]) -> int:
         argv = ["version"]
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
-        sys.stderr.write(f"recall: unknown command {name!r}\n{usage()}\n")
+        sys.stderr.write(unknown_command(name))
         return 1
 
     from importlib import import_module

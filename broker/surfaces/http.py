@@ -7,8 +7,11 @@ the lifespan (graceful shutdown) stops them all.
 Every request passes :class:`Guard` first: Host header (DNS rebinding), no
 ``Origin`` (no browser may call this API; the page outside ``/v1`` accepts its
 own origin only, :mod:`broker.surfaces.page.access`), bearer token when one is configured,
-``Content-Type: application/json`` on bodies, the body size bound and the
-concurrency bound. Routes then parse, call :class:`broker.app.Broker` and map
+``Content-Type: application/json`` on bodies and the body size bound. A body is
+read whole, under the request timeout, before the request may wait for one of
+the concurrency slots, so a client that sends slowly or stalls holds its own
+connection and nothing else; ``/v1/health`` and ``/v1/version`` never wait for
+a slot. Routes then parse, call :class:`broker.app.Broker` and map
 outcomes onto statuses: failed → 503, degraded → 206, otherwise 200; the bodies
 of 206 and 503 are still typed results. Errors are ``{"error": {"code", "message"}}``.
 """
@@ -96,6 +99,10 @@ ORIGIN_REJECTED = "requests carrying an Origin header are refused: this API is n
 HOST_REJECTED = "Host header {host!r} is not this server's address (DNS rebinding protection)"
 UNAUTHORIZED = "missing or wrong bearer token; send Authorization: Bearer <token>"
 BUSY = "server is busy: {limit} requests are already in flight; retry shortly"
+BODY_TOO_SLOW = "request body did not arrive within the server's {timeout:g}s request timeout"
+TOO_LARGE = f"request body is larger than {MAX_BODY_BYTES} bytes"
+# Answered at once, whatever the queries in flight: a liveness probe must not queue.
+UNSLOTTED_PATHS = frozenset({"/v1/health", "/v1/version"})
 
 
 # ---------------------------------------------------------------------------
@@ -155,6 +162,42 @@ def token_matches(given: str, expected: str) -> bool:
     )
 
 
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _Disconnected(Exception):
+    pass
+
+
+async def read_body(receive: Receive) -> bytes:
+    """The whole request body, refusing more than ``MAX_BODY_BYTES``."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        body += message.get("body", b"")
+        if len(body) > MAX_BODY_BYTES:
+            raise _BodyTooLarge
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app the body already read, then the connection's events."""
+    delivered = False
+
+    async def replay() -> Message:
+        nonlocal delivered
+        if delivered:
+            return await receive()
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
 class Guard:
     """Refuses what no route should see, bounds concurrency, stamps ``Recall-Profile``, logs."""
 
@@ -168,11 +211,13 @@ class Guard:
         max_in_flight: int,
         max_queued: int,
         log_requests: bool,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
         self.app = app
         self.profile = profile
         self.bound_host = bound_host
         self.token = token
+        self.request_timeout = request_timeout
         self.max_in_flight = max_in_flight
         self.max_admitted = max_in_flight + max_queued
         self.slots = anyio.Semaphore(max_in_flight)
@@ -198,6 +243,12 @@ class Guard:
             refusal = self.refusal(Request(scope))
             if refusal is not None:
                 await refusal(scope, receive, stamped)
+            elif scope["path"] in UNSLOTTED_PATHS:
+                await self.app(scope, receive, stamped)
+            elif (read := await self.received(receive)) is None:
+                return  # the client went away before its body arrived
+            elif isinstance(read, Response):
+                await read(scope, receive, stamped)
             elif self.admitted >= self.max_admitted:
                 await problem(
                     503, "busy", BUSY.format(limit=self.max_in_flight), {"Retry-After": "1"}
@@ -206,13 +257,28 @@ class Guard:
                 self.admitted += 1
                 try:
                     async with self.slots:
-                        await self.app(scope, receive, stamped)
+                        await self.app(scope, replaying(read, receive), stamped)
                 finally:
                     self.admitted -= 1
         finally:
             if self.log_requests:
                 elapsed = (time.perf_counter() - started) * 1000
                 sys.stderr.write(f"{scope['method']} {scope['path']} {status} {elapsed:.1f}ms\n")
+
+    async def received(self, receive: Receive) -> bytes | Response | None:
+        """The body under the request timeout, a refusal, or None if the client left."""
+        try:
+            with anyio.fail_after(self.request_timeout):
+                return await read_body(receive)
+        except TimeoutError:
+            return problem(
+                408, "timeout", BODY_TOO_SLOW.format(timeout=self.request_timeout),
+                {"Connection": "close"},
+            )
+        except _BodyTooLarge:
+            return problem(413, "bad_request", TOO_LARGE, {"Connection": "close"})
+        except _Disconnected:
+            return None
 
     def refusal(self, request: Request) -> Response | None:
         if not host_allowed(request.headers.get("host", ""), self.bound_host):
@@ -233,7 +299,7 @@ class Guard:
                 return problem(415, "bad_request", "request bodies must be Content-Type: application/json")
             length = request.headers.get("content-length", "")
             if length.isdigit() and int(length) > MAX_BODY_BYTES:
-                return problem(413, "bad_request", f"request body is larger than {MAX_BODY_BYTES} bytes")
+                return problem(413, "bad_request", TOO_LARGE)
         return None
 
 
@@ -242,13 +308,9 @@ class Guard:
 
 
 async def read_object(request: Request) -> dict[str, Any]:
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            raise Problem(413, "bad_request", f"request body is larger than {MAX_BODY_BYTES} bytes")
+    body = await request.body()  # already read whole by the Guard, within its bound
     try:
-        value = orjson.loads(bytes(body))
+        value = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise Problem(400, "bad_request", f"request body is not one JSON value: {exc}") from None
     if not isinstance(value, dict):
@@ -466,6 +528,7 @@ def create_app(
                 max_in_flight=max_in_flight,
                 max_queued=max_queued,
                 log_requests=log_requests,
+                request_timeout=request_timeout,
             )
         ],
     )

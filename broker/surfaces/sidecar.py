@@ -215,6 +215,9 @@ class Plugin:
             return anyio.run(main)
         except TimeoutError:
             raise Refusal("unavailable", "recall ran out of the host's deadline", retryable=True) from None
+        except ConfigError as exc:  # a project source's settings crossed the trust boundary
+            raise Refusal("invalid_config", f"recall configuration did not load: {exc}",
+                          hint="Run recall doctor") from None
 
     # -- describe ------------------------------------------------------------
 

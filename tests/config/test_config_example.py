@@ -13,6 +13,7 @@ from broker.config.read import (
     EVALUATION_FIELDS,
     MUST_ABSTAIN_FIELDS,
     PROFILE_FIELDS,
+    PROJECT_FIELDS,
     QUERY_CLASSES,
     SOURCE_FIELDS,
 )
@@ -30,13 +31,14 @@ def every_valid_key() -> set[str]:
     keys |= {f"evaluation.{k}" for k in EVALUATION_FIELDS}
     keys |= {f"evaluation.must_abstain.{k}" for k in MUST_ABSTAIN_FIELDS}
     keys |= {f"adapters.*.{k}" for k in ADAPTER_FIELDS}
+    keys |= {f"projects.*.{k}" for k in PROJECT_FIELDS}
     return keys
 
 
 def keys_in(document: dict[str, Any]) -> set[str]:
     found: set[str] = set()
     for name, table in document.items():
-        if name in ("profiles", "adapters"):
+        if name in ("profiles", "adapters", "projects"):
             for entry in table.values():
                 found |= {f"{name}.*.{k}" for k in entry}
         elif isinstance(table, list):

@@ -220,3 +220,72 @@ def test_the_refused_adapter_table_is_valid_in_user_configuration(home: Home) ->
 @pytest.mark.parametrize("key", ["argv", "environment", "exec", "entrypoint", "shell"])
 def test_every_reference_executable_key_is_refused(user_home: Home, key: str) -> None:
     refusal(user_home, NEW_SOURCE + f'{key} = "x"\n', f"sources[0].{key}")
+
+
+# -- sources a project adds: containment, credentials, opt-in --------------------
+
+
+@pytest.mark.parametrize(
+    ("location", "why"),
+    [
+        ("..", "outside the project folder"),
+        ("docs/../../elsewhere", "outside the project folder"),
+        ("/etc", "outside the project folder"),
+        ("~/notes", "are not expanded"),
+        ("C:\\\\notes", "drive or network share"),
+    ],
+)
+def test_project_source_may_not_read_outside_its_folder(
+    user_home: Home, location: str, why: str
+) -> None:
+    project = f'[[sources]]\nsource_id = "x"\nadapter = "notes"\nlocation = "{location}"\n'
+    assert why in refusal(user_home, project, "sources[0].location")
+
+
+def test_project_source_location_is_resolved_through_symlinks(user_home: Home) -> None:
+    (user_home.project_dir / "real").mkdir(parents=True)
+    (user_home.project_dir / "alias").symlink_to(user_home.project_dir / "real")
+    (user_home.project_dir / "out").symlink_to(user_home.root)
+    user_home.write_project(NEW_SOURCE.replace("./docs", "alias"))
+    source = user_home.load().source("repo-notes")
+    assert source is not None and source.location == str(user_home.project_dir / "real")
+    assert "resolves to" in refusal(user_home, NEW_SOURCE.replace("./docs", "out"), "sources[0].location")
+
+
+@pytest.mark.parametrize("kind", ["opaque", "uri"])
+def test_project_source_may_not_choose_a_non_path_location_kind(user_home: Home, kind: str) -> None:
+    refusal(user_home, NEW_SOURCE + f'location_kind = "{kind}"\n', "sources[0].location_kind")
+
+
+def test_project_source_must_name_its_location(user_home: Home) -> None:
+    refusal(user_home, '[[sources]]\nsource_id = "x"\nadapter = "notes"\n', "sources[0].location")
+
+
+@pytest.mark.parametrize("adapter", ["gmail", "eventstore"])
+def test_project_may_not_add_a_credential_adapter_source(user_home: Home, adapter: str) -> None:
+    project = f'[[sources]]\nsource_id = "x"\nadapter = "{adapter}"\nlocation = "store"\n'
+    assert "holds the user's credentials" in refusal(user_home, project, "sources[0].adapter")
+
+
+def test_user_configuration_opts_a_project_in_to_a_credential_adapter(home: Home) -> None:
+    home.write_user(f'[projects."{home.project_dir}"]\ncredential_adapters = ["gmail"]\n')
+    home.write_project('[[sources]]\nsource_id = "mail"\nadapter = "gmail"\nlocation = "me@example.com"\n')
+    config = home.load()
+    source = config.source("mail")
+    assert source is not None and (source.location, source.location_kind) == ("me@example.com", "opaque")
+    assert config.project_opt_ins == {home.project_dir.resolve(): frozenset({"gmail"})}
+
+
+def test_an_opt_in_for_another_project_does_not_apply(home: Home) -> None:
+    home.write_user(f'[projects."{home.root / "other"}"]\ncredential_adapters = ["gmail"]\n')
+    refusal(home, '[[sources]]\nsource_id = "mail"\nadapter = "gmail"\n', "sources[0].adapter")
+
+
+def test_project_may_not_opt_itself_in(user_home: Home) -> None:
+    project = '[projects."."]\ncredential_adapters = ["gmail"]\n'
+    assert "may not set [projects]" in refusal(user_home, project, "projects")
+
+
+def test_a_project_is_named_by_an_absolute_folder(home: Home) -> None:
+    home.write_user('[projects."src/crm"]\ncredential_adapters = ["gmail"]\n')
+    assert "absolute path" in problem_at(home.load_error(), 'projects."src/crm"')

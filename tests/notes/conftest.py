@@ -99,6 +99,7 @@ def process() -> Iterator[NotesProcess]:
 @pytest.fixture
 def adapter(process: NotesProcess, notes_dir: Path, workdir: Path) -> NotesProcess:
     process.initialize(str(notes_dir), str(workdir))
+    assert process.health()["indexed_count"] == len(NOTES)  # the first build is done
     return process
 
 

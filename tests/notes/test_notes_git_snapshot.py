@@ -95,7 +95,9 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> History:
 def snapshots(history: History, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NotesProcess]:
     proc = NotesProcess()
     try:
-        proc.manifest = proc.initialize(str(history.notes), str(tmp_path_factory.mktemp("work")))
+        proc.manifest = proc.initialize(
+            str(history.notes), str(tmp_path_factory.mktemp("work")), {"git_snapshots": True}
+        )
         yield proc
     finally:
         proc.close()
@@ -103,6 +105,27 @@ def snapshots(history: History, tmp_path_factory: pytest.TempPathFactory) -> Ite
 
 def sources(result: dict) -> set[str]:
     return {c["source_record_id"] for c in result["candidates"]}
+
+
+def test_folder_inside_someone_elses_work_tree_filters_unless_opted_in(
+    history: History, tmp_path: Path
+) -> None:
+    proc = NotesProcess()
+    try:
+        manifest = proc.initialize(str(history.notes), str(tmp_path / "work"))
+    finally:
+        proc.close()
+    assert manifest["as_of_support"] == "filter"
+
+
+def test_work_tree_root_answers_from_snapshots_by_default(history: History, tmp_path: Path) -> None:
+    proc = NotesProcess()
+    try:
+        assert proc.initialize(str(history.repo), str(tmp_path / "work"))["as_of_support"] == "snapshot"
+        refused = proc.initialize(str(history.repo), str(tmp_path / "work2"), {"git_snapshots": False})
+        assert refused["as_of_support"] == "filter"
+    finally:
+        proc.close()
 
 
 def test_manifest_declares_snapshot_in_a_git_work_tree(snapshots: NotesProcess) -> None:
@@ -239,7 +262,7 @@ def test_without_git_a_work_tree_falls_back_to_filtering(history: History, tmp_p
     empty_path.mkdir()
     proc = NotesProcess(env={"PATH": str(empty_path)})
     try:
-        manifest = proc.initialize(str(history.notes), str(tmp_path / "work"))
+        manifest = proc.initialize(str(history.notes), str(tmp_path / "work"), {"git_snapshots": True})
         assert manifest["as_of_support"] == "filter"
         diagnostics = proc.health()["diagnostics"]
         assert diagnostics["as_of"] == "filter_on_mtime"
@@ -268,7 +291,7 @@ def test_repository_created_later_is_found_at_the_next_handshake(tmp_path: Path)
     assert manifests == ["filter", "snapshot"]
 
 
-def test_committed_note_over_the_size_limit_makes_the_snapshot_partial(tmp_path: Path) -> None:
+def test_committed_note_over_the_size_limit_is_declined_not_partial(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -279,9 +302,8 @@ def test_committed_note_over_the_size_limit_makes_the_snapshot_partial(tmp_path:
     try:
         proc.initialize(str(repo), str(tmp_path / "work"), {"max_file_bytes": 512})
         result = proc.search("kestrel", as_of=BETWEEN)
-        assert result["outcome"] == "partial"
-        assert result["diagnostics"]["failed_count"] == 1
+        assert result["outcome"] == "success"
+        assert result["diagnostics"]["declined_count"] == 1
         assert sources(result) == {"small.md"}
-        assert all("confirmed_at" not in c for c in result["candidates"])
     finally:
         proc.close()

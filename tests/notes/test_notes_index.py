@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from adapters.notes.settings import NotesSettings
-from adapters.notes.store import Store
+from adapters.notes.store import IndexWriteError, Store
 from adapters.notes.sync import sync
 
 from .conftest import NOTES, write_note
@@ -88,11 +87,40 @@ def test_unreadable_index_file_is_replaced(tmp_path: Path) -> None:
     assert index.conn().execute("SELECT count(*) FROM notes").fetchone() == (0,)
 
 
-def test_failed_full_rebuild_keeps_the_previous_index(store: tuple[Store, Path]) -> None:
+def test_a_full_disk_is_named_and_the_previous_index_stays_usable(store: tuple[Store, Path]) -> None:
     index, root = store
-    before = index.conn().execute("SELECT count(*) FROM chunks").fetchone()[0]
-    # the rebuild fails at its last step, after every table was dropped and refilled
-    index.conn().execute("CREATE TRIGGER refuse BEFORE INSERT ON meta BEGIN SELECT RAISE(ABORT, 'no'); END")
-    with pytest.raises(sqlite3.IntegrityError):
-        sync(index, str(root), NotesSettings(), full=True)
-    assert index.conn().execute("SELECT count(*) FROM chunks").fetchone()[0] == before
+    before = index.meta("generation")
+    chunks = index.conn().execute("SELECT count(*) FROM chunks").fetchone()[0]
+    for number in range(50):
+        write_note(root, f"bulk/n{number}.md", f"# Bulk {number}\n\n" + "filler text " * 400)
+    # SQLite's own cap on the file's size answers SQLITE_FULL exactly as a full disk does
+    pages = index.conn().execute("PRAGMA page_count").fetchone()[0]
+    index.conn().execute(f"PRAGMA max_page_count = {pages + 2}")
+    with pytest.raises(IndexWriteError) as refused:
+        sync(index, str(root), NotesSettings())
+    assert str(refused.value) == f"disk full at {index.path}"
+    assert index.meta("generation") == before
+    assert index.conn().execute("SELECT count(*) FROM chunks").fetchone()[0] == chunks
+    hits = index.conn().execute("SELECT count(*) FROM chunk_text WHERE chunk_text MATCH 'restic'")
+    assert hits.fetchone()[0] > 0
+
+
+def test_stopped_sync_keeps_its_committed_batches_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "many"
+    for number in range(25):
+        write_note(root, f"n{number:02d}.md", f"# N {number}\n\nplover {number}\n")
+    index = Store(str(tmp_path / "many.sqlite3"), str(root), NotesSettings().digest)
+    index.open()
+    monkeypatch.setattr("adapters.notes.sync.BATCH_FILES", 10)
+    batches: list[int] = []
+    stopped = sync(index, str(root), NotesSettings(), should_stop=lambda: len(batches) >= 3,
+                   progress=lambda report: batches.append(report.files_pending))  # before and after each batch
+    assert (stopped.complete, stopped.files_pending) == (False, 5)
+    assert index.conn().execute("SELECT count(*) FROM notes").fetchone()[0] == 20
+    assert index.meta("build_complete") == ""
+    resumed = sync(index, str(root), NotesSettings())
+    assert (resumed.complete, resumed.files_read) == (True, 5)
+    assert index.meta("build_complete") == "1"
+    assert index.meta("note_count") == "25"

@@ -124,7 +124,10 @@ def test_ambiguous_supersedes_stem_is_reported_not_guessed(
     assert process.health()["diagnostics"]["supersedes_unresolved"] == [issue]
 
 
-def test_edited_note_is_reindexed_alone(adapter: NotesProcess, notes_dir: Path) -> None:
+def test_edited_note_is_reindexed_alone(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
+    adapter = process
+    adapter.initialize(str(notes_dir), str(workdir), {"watch": False})
+    assert adapter.health()["indexed_count"] == 5  # the first build is done
     write_note(notes_dir, "meetings/2024-05-06.md", "# Infra sync\n\nWe chose zookeeper.\n", None)
     result = adapter.search("zookeeper")
     assert result["candidates"][0]["source_record_id"] == "meetings/2024-05-06.md"
@@ -150,8 +153,11 @@ def test_deleted_note_disappears(adapter: NotesProcess, notes_dir: Path) -> None
     assert result["diagnostics"]["files_read"] == 0
 
 
-def test_unchanged_folder_reads_nothing(shared: NotesProcess) -> None:
-    result = shared.search("restic")
+def test_unchanged_folder_reads_nothing(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
+    process.initialize(str(notes_dir), str(workdir), {"watch": False})
+    process.health()  # the first build is done
+    result = process.search("restic")
+    assert result["diagnostics"]["freshness"]["mode"] == "swept"
     assert result["diagnostics"]["files_read"] == 0
     assert result["diagnostics"]["files_scanned"] == 5
 
@@ -211,7 +217,7 @@ def test_expand_levels_widen(shared: NotesProcess) -> None:
     assert summary == "Restore runbook > Point in time\nRun pgbackrest restore with a target time on the standby host."
     assert excerpt["content"].startswith("## Point in time\n\nRun pgbackrest")
     assert excerpt["provenance"] == "runbooks/restore.md:L12-L15"
-    assert excerpt["source_revision"].startswith("file:")
+    assert excerpt["source_revision"].startswith("sha256:")
     assert excerpt["content"] in context["content"]
     assert context["provenance"] == "runbooks/restore.md:L1-L19"
 
@@ -263,33 +269,54 @@ def test_unparseable_locator_is_unknown(shared: NotesProcess, local: str) -> Non
     assert failure.value.code == -32002
 
 
-def test_oversized_note_is_a_reported_failure(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
+def test_oversized_note_is_declined_with_its_fix_and_coverage_stays_complete(
+    process: NotesProcess, notes_dir: Path, workdir: Path
+) -> None:
     write_note(notes_dir, "big.md", "# Big\n\n" + "restic " * 400)
     process.initialize(str(notes_dir), str(workdir), {"max_file_bytes": 1024})
     result = process.search("restic")
-    assert result["outcome"] == "partial"
-    assert result["diagnostics"]["failed_count"] == 1
-    assert all("confirmed_at" not in c for c in result["candidates"])
+    assert result["outcome"] == "success"
+    assert result["diagnostics"]["declined_count"] == 1
     health = process.health()
-    assert health["status"] == "degraded"
-    assert health["coverage"] == "partial"
-    assert health["diagnostics"]["failures"][0]["path"] == "big.md"
-    assert "max_file_bytes" in health["diagnostics"]["failures"][0]["reason"]
+    assert (health["status"], health["coverage"], health["failed_count"]) == ("healthy", "complete", 0)
+    declined = health["diagnostics"]["declined"]
+    assert declined == [{
+        "path": "big.md",
+        "reason": "larger than max_file_bytes (2807 > 1024 bytes)",
+        "fix": "raise max_file_bytes to at least 2807, or add the path to the 'exclude' setting",
+    }]
 
 
-def test_invalid_utf8_is_a_reported_failure(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
-    (notes_dir / "latin1.md").write_bytes("# Caf\xe9\n".encode("latin-1"))
+def test_invalid_utf8_is_indexed_with_replacement_and_reported(
+    process: NotesProcess, notes_dir: Path, workdir: Path
+) -> None:
+    (notes_dir / "latin1.md").write_bytes("# Caf\xe9 menu\n\nespresso tonic\n".encode("latin-1"))
     process.initialize(str(notes_dir), str(workdir))
-    failure = process.health()["diagnostics"]["failures"][0]
-    assert failure == {"path": "latin1.md", "reason": "not valid UTF-8 (byte 5)"}
+    result = process.search("espresso")
+    assert result["outcome"] == "success"
+    top = result["candidates"][0]
+    assert top["source_record_id"] == "latin1.md"
+    assert top["title"] == "Caf\ufffd menu"
+    health = process.health()
+    assert health["coverage"] == "complete"
+    problem = health["diagnostics"]["encoding_problems"][0]
+    assert problem["path"] == "latin1.md"
+    assert problem["reason"].startswith("not valid UTF-8 (byte 5)")
+    assert "UTF-8" in problem["fix"]
+    expanded = process.expand(top["locator"], "full")
+    assert "Caf\ufffd menu" in expanded["content"]
 
 
-def test_binary_file_with_note_extension_is_a_reported_failure(
+def test_binary_file_with_note_extension_is_declined(
     process: NotesProcess, notes_dir: Path, workdir: Path
 ) -> None:
     (notes_dir / "blob.md").write_bytes(b"# x\x00\x01")
     process.initialize(str(notes_dir), str(workdir))
-    assert process.health()["failed_count"] == 1
+    health = process.health()
+    assert (health["failed_count"], health["coverage"]) == (0, "complete")
+    assert health["diagnostics"]["declined"][0]["path"] == "blob.md"
+    assert "exclude" in health["diagnostics"]["declined"][0]["fix"]
+    assert process.search("restic")["outcome"] == "success"
 
 
 @pytest.mark.skipif(hasattr(__import__("os"), "geteuid") and __import__("os").geteuid() == 0,
@@ -298,15 +325,22 @@ def test_unreadable_note_is_a_reported_failure(process: NotesProcess, notes_dir:
     path = write_note(notes_dir, "secret.md", "# Secret\n")
     path.chmod(0)
     process.initialize(str(notes_dir), str(workdir))
-    assert process.health()["diagnostics"]["failures"][0]["reason"].startswith("unreadable")
+    health = process.health()
+    assert health["coverage"] == "partial"
+    failure = health["diagnostics"]["failures"][0]
+    assert failure["path"] == "secret.md"
+    assert failure["reason"].startswith("unreadable")
+    assert failure["fix"]
+    assert process.search("restic")["outcome"] == "partial"
 
 
-def test_fixed_note_leaves_the_failure_list(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
+def test_fixed_note_leaves_the_problem_list(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
     (notes_dir / "latin1.md").write_bytes(b"# Caf\xe9\n")
     process.initialize(str(notes_dir), str(workdir))
+    assert process.health()["diagnostics"]["encoding_problems"][0]["path"] == "latin1.md"
     (notes_dir / "latin1.md").write_text("# Café crème\n")
     assert process.search("crème")["outcome"] == "success"
-    assert process.health()["failed_count"] == 0
+    assert "encoding_problems" not in process.health()["diagnostics"]
 
 
 def test_broken_front_matter_is_reported_and_the_note_indexed(
@@ -437,3 +471,32 @@ def test_expand_never_reads_a_path_the_scan_skips(process: NotesProcess, notes_d
     with pytest.raises(RpcFailure) as failure:
         process.expand("notes:.git/secret.md#L1-L3", "full")
     assert failure.value.code == -32003
+
+
+def test_aliases_setting_names_a_note_exactly(process: NotesProcess, notes_dir: Path, workdir: Path) -> None:
+    process.initialize(str(notes_dir), str(workdir), {"aliases": {"ideas.txt": ["Wiki Exodus Plan"]}})
+    top = process.search("wiki exodus plan")["candidates"][0]
+    assert top["source_record_id"] == "ideas.txt"
+    assert "alias" in top["match_signals"] and "exact_identifier" in top["match_signals"]
+
+
+def test_aliases_setting_refuses_paths_outside_the_folder(
+    process: NotesProcess, notes_dir: Path, workdir: Path
+) -> None:
+    with pytest.raises(RpcFailure) as refused:
+        process.initialize(str(notes_dir), str(workdir), {"aliases": {"../x.md": ["X"]}})
+    assert refused.value.code == -32602
+
+
+def test_examples_quote_queries_keeps_quoted_examples_out_of_the_index(
+    process: NotesProcess, notes_dir: Path, workdir: Path
+) -> None:
+    write_note(notes_dir, "howto/search.md", '# Searching\n\nTry a query such as "flamingo budget".\n')
+    write_note(notes_dir, "finance/birds.md", "# Birds\n\nThe flamingo budget was approved.\n")
+    process.initialize(str(notes_dir), str(workdir))
+    assert {c["source_record_id"] for c in process.search("flamingo budget")["candidates"]} == {
+        "howto/search.md", "finance/birds.md"
+    }
+    process.initialize(str(notes_dir), str(workdir), {"examples_quote_queries": True})
+    found = process.search("flamingo budget")["candidates"]
+    assert [c["source_record_id"] for c in found] == ["finance/birds.md"]

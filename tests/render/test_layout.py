@@ -24,7 +24,7 @@ def test_pointer_tier_prints_outcome_pointers_markers_and_suppressions() -> None
         "   the drill task rotates owners.\n"
         "\n"
         "suppressed\n"
-        "  below_relevance_floor  count 1  lineage 01UIDNOTES:misc/glossary.md#L1-L4\n"
+        "  below_relevance_floor  count 1  lineage notes:misc/glossary.md#L1-L4\n"
     )
 
 
@@ -59,7 +59,7 @@ def test_a_stale_result_is_marked_with_its_verdict_and_successor_on_the_pointer_
 def test_a_superseded_suppression_names_its_successor() -> None:
     text = render_query(fixtures.withheld(), explain=False)
     assert (
-        "  superseded  count 2  lineage 01UIDNOTES:decisions/backups.md#L12-L20"
+        "  superseded  count 2  lineage notes:decisions/backups.md#L12-L20"
         "  successor notes:decisions/backups-2026.md#L1-L8\n"
     ) in text
 

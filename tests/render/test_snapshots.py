@@ -53,6 +53,10 @@ def test_refresh_renderings(snapshot: SnapshotAssertion) -> None:
     assert (human.render_refresh(response), tool.refresh_text(response)) == snapshot
 
 
+def test_refresh_explain_keeps_the_machine_ledger(snapshot: SnapshotAssertion) -> None:
+    assert human.render_refresh(fixtures.refresh(), explain=True) == snapshot
+
+
 def test_sources_renderings(snapshot: SnapshotAssertion) -> None:
     listing = fixtures.listing()
     assert (human.render_sources(listing), tool.sources_text(listing)) == snapshot

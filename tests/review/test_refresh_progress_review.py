@@ -22,4 +22,4 @@ def test_refresh_prints_no_progress_when_stderr_is_not_a_terminal(home):
     user = home(kb={"records": []})
     run = user.recall("refresh")
     assert run.stderr == ""
-    assert "source kb  status skipped  reason checkpoint_unsupported" in run.stdout
+    assert "kb  nothing to index: read live at every query" in run.stdout

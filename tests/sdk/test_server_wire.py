@@ -62,6 +62,25 @@ def test_cancel_answers_at_once_with_32007_and_never_a_late_result(toy):
     assert read(toy)["id"] == 3  # the slow result for 2 never arrives
 
 
+def test_a_cancelled_handler_learns_its_caller_gave_up():
+    process = subprocess.Popen([sys.executable, str(TOY)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        handshake(process)
+        search(process, 2, "until-cancelled")
+        send(process, {"method": "recall/cancel", "params": {"id": 2}})
+        assert read(process)["error"]["code"] == -32007
+        for request_id in range(3, 1000):
+            send(process, {"id": request_id, "method": "recall/health", "params": {"deadline": FAR}})
+            if read(process)["result"]["diagnostics"]["stopped"] == 1:
+                break
+            time.sleep(0.01)
+        else:
+            raise AssertionError("the cancelled handler never stopped")
+    finally:
+        process.kill()
+        process.wait()
+
+
 def test_a_passed_deadline_answers_32007(toy):
     handshake(toy)
     search(toy, 2, "slow", deadline="2020-01-01T00:00:00Z")

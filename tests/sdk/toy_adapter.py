@@ -15,7 +15,9 @@ from adapter_sdk.protocol import (  # noqa: E402
     Manifest,
     SearchResult,
 )
-from adapter_sdk.server import Adapter, run  # noqa: E402
+from adapter_sdk.server import Adapter, current_cancellation, run  # noqa: E402
+
+STOPPED: list[str] = []  # searches that saw their caller give up and stopped
 
 
 def manifest() -> Manifest:
@@ -44,10 +46,18 @@ class SyncToy(Adapter):
         return manifest()
 
     def search(self, params):
+        if params.query == "until-cancelled":
+            cancellation = current_cancellation()
+            give_up = time.monotonic() + 10
+            while not cancellation.requested and time.monotonic() < give_up:
+                time.sleep(0.01)
+            if cancellation.requested:
+                STOPPED.append(params.query)
         return answer(params.query)
 
     def health(self, params):
-        return HealthResult(status="healthy", checked_at=datetime.now(UTC), coverage="complete")
+        return HealthResult(status="healthy", checked_at=datetime.now(UTC), coverage="complete",
+                            diagnostics={"stopped": len(STOPPED)})
 
 
 class AsyncToy(SyncToy):

@@ -28,6 +28,12 @@ def run(args: argparse.Namespace) -> int:
         from broker.surfaces.mcp import serve_stdio
     except ImportError as exc:
         raise UsageError(f"recall mcp needs the MCP SDK ({exc}); install recall with the 'mcp' extra") from None
+    import anyio
+
+    from broker.project_settings import vet_project_settings
+
     config = load_config()
-    serve_stdio(config, config.profile(args.profile).name)
+    profile = config.profile(args.profile).name
+    anyio.run(vet_project_settings, config)  # a trust-boundary crossing stops us before serving
+    serve_stdio(config, profile)
     return 0

@@ -30,6 +30,8 @@ EXIT_CODES = """exit codes:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", metavar="ID", help="refresh only this source")
     parser.add_argument("--full", action="store_true", help="rebuild from scratch")
+    parser.add_argument("--explain", action="store_true",
+                        help="print each source's status, reason, index generation and watermarks")
     add_profile(parser)
     add_json(parser)
     add_server(parser)
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(response.to_json())
     else:
-        text = render_refresh(response)
+        text = render_refresh(response, explain=args.explain)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return {RefreshOutcome.refreshed: 0, RefreshOutcome.degraded: 3}.get(response.outcome, 4)
 

@@ -59,18 +59,31 @@ def parse_addr(addr: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def bearer_token(args: argparse.Namespace, host: str, state_dir: Path) -> tuple[str | None, Path | None]:
-    """The token to require, and the file it was written to when recall generated it."""
+def given_token(args: argparse.Namespace) -> str | None:
+    """The token ``--auth-token-env`` names, checked before anything is bound or written."""
     from broker.errors import UsageError
 
-    if args.auth_token_env:
-        token = os.environ.get(args.auth_token_env, "").strip()
-        if not token:
-            raise UsageError(
-                f"--auth-token-env: environment variable {args.auth_token_env} is empty or unset; "
-                "refusing to serve without the token it names"
-            )
-        return token, None
+    if not args.auth_token_env:
+        return None
+    token = os.environ.get(args.auth_token_env, "").strip()
+    if not token:
+        raise UsageError(
+            f"--auth-token-env: environment variable {args.auth_token_env} is empty or unset; "
+            "refusing to serve without the token it names"
+        )
+    return token
+
+
+def bearer_token(
+    given: str | None, host: str, state_dir: Path
+) -> tuple[str | None, Path | None]:
+    """The token to require, and the file it was written to when recall generated it.
+
+    Called only once the listener is bound: a server that never listened leaves
+    no token file behind.
+    """
+    if given is not None:
+        return given, None
     if ipaddress.ip_address(host).is_loopback:
         return None, None
     return generated_token(state_dir / TOKEN_FILE), state_dir / TOKEN_FILE
@@ -102,18 +115,21 @@ def serve(args: argparse.Namespace, on_listening: Callable[[str], None] | None =
     """Serve until a signal; ``on_listening(url)`` runs once the socket accepts connections."""
     import socket
 
+    import anyio
     import uvicorn
 
     from broker.config import load_config
     from broker.errors import UsageError
+    from broker.project_settings import vet_project_settings
     from broker.surfaces.http import create_app
 
     if args.request_timeout <= 0:
         raise UsageError("--request-timeout must be more than 0 seconds")
     host, port = parse_addr(args.addr)
+    given = given_token(args)
     config = load_config()
     profile = config.profile(args.profile).name
-    token, token_file = bearer_token(args, host, config.state_dir(profile))
+    anyio.run(vet_project_settings, config)  # a trust-boundary crossing stops us before we listen
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
@@ -127,6 +143,7 @@ def serve(args: argparse.Namespace, on_listening: Callable[[str], None] | None =
         listener.close()
         raise UsageError(f"--addr {args.addr}: cannot listen: {exc.strerror or exc}") from None
     listener.listen(128)
+    token, token_file = bearer_token(given, host, config.state_dir(profile))
     bound_port = listener.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
 

@@ -1,0 +1,206 @@
+"""Index work on a thread of its own, so no query deadline ever cuts it off.
+
+Searches, the folder watcher and refresh hand work to one :class:`Catchup`: a
+*sweep* (scan the whole folder, the first build or a re-check; ``full`` re-reads
+every note) or a set of named paths that changed. The thread applies it with
+:func:`sync`, committing in batches, and tells waiters how much is left after
+every batch. A caller waits only as long as it chooses (:meth:`Catchup.wait`);
+whatever it does not wait for carries on, and a process that exits mid-way
+leaves its committed batches for the next one to resume from.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from adapters.notes.settings import NotesSettings
+from adapters.notes.store import IndexWriteError, Store, is_corruption
+from adapters.notes.sync import SyncReport, sync
+
+KEEP_RUNS = 32
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How much index work is outstanding right now."""
+
+    pending: int  # files known to need (re)reading or forgetting
+    scanning: bool  # a sweep is listing the folder, so more may be found
+    busy: bool
+    error: str | None  # why the last run stopped short (e.g. the disk is full)
+
+    @property
+    def idle(self) -> bool:
+        return not self.busy and not self.scanning and self.pending == 0
+
+
+class Catchup:
+    def __init__(self, store: Store, root: str, settings: NotesSettings) -> None:
+        self.store, self.root, self.settings = store, root, settings
+        self.last_report: SyncReport | None = None
+        self.runs_done = 0  # runs completed so far; a caller notes it to ask what came after
+        self._done: list[tuple[int, SyncReport]] = []  # the latest completed runs, numbered
+        self.last_error: str | None = None
+        self.rebuilt_reason: str | None = None
+        self.swept_from = 0.0  # time.time() at which the last completed sweep started
+        self._cond = threading.Condition()
+        self._paths: dict[str, None] = {}
+        self._dirs: dict[str, int] = {}
+        self._sweep = False
+        self._full = False
+        self._busy = False
+        self._scanning = False
+        self._pending = 0
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    # -- handing work over ---------------------------------------------------------
+
+    def sweep(self, full: bool = False) -> None:
+        """Re-check the whole folder (``full``: re-read every note) as soon as possible."""
+        with self._cond:
+            self._sweep = True
+            self._full |= full
+            self._start()
+            self._cond.notify_all()
+
+    def enqueue(self, paths: list[str], dirs: dict[str, int] | None = None) -> None:
+        """Re-read (or forget) ``paths``; then record ``dirs`` (folder -> mtime) as listed."""
+        if not paths and not dirs:
+            return
+        with self._cond:
+            self._paths.update(dict.fromkeys(paths))
+            self._dirs.update(dirs or {})
+            self._start()
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        """Wake every waiter so it re-checks whether it still wants to wait."""
+        with self._cond:
+            self._cond.notify_all()
+
+    # -- watching it ---------------------------------------------------------------
+
+    def progress(self) -> Progress:
+        with self._cond:
+            return self._progress()
+
+    def done_since(self, runs_done: int) -> SyncReport:
+        """What the runs completed after ``runs_done`` did, folded into one report."""
+        folded = SyncReport()
+        with self._cond:
+            later = [report for number, report in self._done if number > runs_done]
+        for report in later:
+            folded.add(report)
+            folded.full |= report.full
+            folded.skipped_dirs, folded.skipped_links = report.skipped_dirs, report.skipped_links
+        return folded
+
+    def wait(self, timeout: float, *, at_most: int | None = None,
+             give_up: Callable[[], bool] | None = None) -> Progress:
+        """Wait until the work is done, for at most ``timeout`` seconds; stop waiting at
+        once when more than ``at_most`` files are known to be pending (not worth
+        waiting for) or when ``give_up`` says so. Returns the progress then."""
+        end = time.monotonic() + max(timeout, 0.0)
+        with self._cond:
+            while True:
+                progress = self._progress()
+                left = end - time.monotonic()
+                if (
+                    progress.idle
+                    or left <= 0
+                    or (at_most is not None and not progress.scanning and progress.pending > at_most)
+                    or (give_up is not None and give_up())
+                ):
+                    return progress
+                self._cond.wait(left)
+
+    # -- the thread ----------------------------------------------------------------
+
+    def _progress(self) -> Progress:
+        pending = self._pending + len(self._paths)
+        return Progress(
+            pending=pending,
+            scanning=self._scanning or self._sweep,
+            busy=self._busy,
+            error=self.last_error,
+        )
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="notes-catchup", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._sweep or self._paths or self._dirs or self._stopping):
+                    self._cond.wait()
+                if self._stopping:
+                    break
+                sweep, full = self._sweep, self._full
+                paths, dirs = list(self._paths), dict(self._dirs)
+                self._sweep = self._full = False
+                self._paths.clear()
+                self._dirs.clear()
+                self._busy, self._scanning = True, sweep
+                self._pending = 0 if sweep else len(paths)
+            started = time.time()
+            report: SyncReport | None = None
+            try:
+                report = self._run(sweep, full, paths, dirs)
+                self.last_report = report
+                self.last_error = None
+                if sweep and report.complete:
+                    self.swept_from = started
+            except IndexWriteError as exc:
+                self.last_error = str(exc)
+            except (OSError, sqlite3.Error) as exc:
+                self.last_error = f"index update failed: {exc}"
+            finally:
+                with self._cond:
+                    self._busy = self._scanning = False
+                    self._pending = 0
+                    self.runs_done += 1
+                    if report is not None:
+                        self._done = [*self._done[-(KEEP_RUNS - 1):], (self.runs_done, report)]
+                    self._cond.notify_all()
+        self.store.close()  # this thread's connection
+
+    def _run(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> SyncReport:
+        try:
+            return self._sync(sweep, full, paths, dirs)
+        except sqlite3.DatabaseError as exc:
+            if not is_corruption(exc):
+                raise
+            self.store.discard()
+            self.store.open()
+            self.rebuilt_reason = f"index file was corrupt ({exc}); rebuilt"
+            return self._sync(True, True, [], {})
+
+    def _sync(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> SyncReport:
+        only = None if sweep else paths
+        report = sync(
+            self.store, self.root, self.settings, full=full, only=only,
+            should_stop=lambda: self._stopping, progress=self._advanced,
+        )
+        if not sweep and dirs and report.complete:
+            with self.store.transaction() as conn:
+                conn.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?)", dirs.items())
+        return report
+
+    def _advanced(self, report: SyncReport) -> None:
+        with self._cond:
+            self._scanning = False
+            self._pending = report.files_pending
+            self.last_report = report
+            self._cond.notify_all()

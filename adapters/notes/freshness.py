@@ -1,0 +1,162 @@
+"""How a search learns what changed in the folder without listing all of it.
+
+A *watched* folder needs no check: the watcher (``watch.py``) hands every
+change to the catch-up thread as it happens. An unwatched one (an adapter
+started for one query) is checked cheaply before each search:
+
+* every folder the last scan listed is stat'ed; one whose mtime moved gained,
+  lost or renamed an entry (an editor's atomic save among them), and only that
+  folder is listed again; a folder that appeared or vanished asks for a sweep;
+* the :data:`RECENT_NOTES` most recently modified notes are stat'ed, because
+  the note edited in place a minute ago is the one likely edited again;
+* a folder of at most :data:`SWEEP_BELOW` notes is simply swept whole.
+
+What this cannot see, an in-place edit of an older note in an unwatched
+folder, the search still catches for every note it returns (its bytes are
+hashed against the indexed revision, and a changed note is re-indexed), and
+``recall refresh`` or a watching adapter catches for the rest. The guarantee a
+search had is reported with it (:func:`describe`).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from adapters.notes.scan import excluded_dir, wanted
+from adapters.notes.settings import NotesSettings
+from adapters.notes.sync import RACY_WINDOW_NS
+
+RECENT_NOTES = 256
+SWEEP_BELOW = 2000
+_TABLES = ("notes", "failures", "declined")
+
+
+@dataclass
+class Check:
+    """What a cheap check found: paths to re-read or forget, folders listed anew."""
+
+    paths: list[str] = field(default_factory=list)
+    dirs: dict[str, int] = field(default_factory=dict)
+    sweep: bool = False  # only a scan of the whole folder can settle what changed
+    files_checked: int = 0
+    dirs_checked: int = 0
+
+
+def quick_check(conn: sqlite3.Connection, root: str, settings: NotesSettings, note_count: int) -> Check:
+    check = Check()
+    recorded = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
+    if note_count <= SWEEP_BELOW or not recorded:
+        check.sweep = True
+        return check
+    for rel_dir, mtime_ns in recorded.items():
+        check.dirs_checked += 1
+        try:
+            now = os.stat(os.path.join(root, rel_dir)).st_mtime_ns
+        except OSError:
+            check.sweep = True
+            return check
+        if now != mtime_ns:
+            if not _relist(conn, root, settings, rel_dir, recorded, check):
+                return check
+            check.dirs[rel_dir] = now
+    _recent(conn, root, check)
+    return check
+
+
+def _relist(
+    conn: sqlite3.Connection, root: str, settings: NotesSettings, rel_dir: str,
+    recorded: dict[str, int], check: Check,
+) -> bool:
+    """Compare one folder's entries with what is recorded for it; False if a sweep is due."""
+    prefix = f"{rel_dir}/" if rel_dir else ""
+    known = _recorded_in(conn, prefix)
+    seen: set[str] = set()
+    try:
+        entries = list(os.scandir(os.path.join(root, rel_dir)))
+    except OSError:
+        check.sweep = True
+        return False
+    for entry in entries:
+        rel = prefix + entry.name
+        try:
+            is_dir = entry.is_dir(follow_symlinks=True)
+        except OSError:
+            continue
+        if is_dir:
+            if rel not in recorded and not excluded_dir(entry.name, settings):
+                check.sweep = True  # a new folder: its whole subtree is unknown
+                return False
+            continue
+        if not wanted(rel, entry.name, settings):
+            continue
+        seen.add(rel)
+        check.files_checked += 1
+        try:
+            info = entry.stat(follow_symlinks=True)
+        except OSError:
+            check.paths.append(rel)
+            continue
+        stat = known.get(rel)
+        if stat is None or stat != (info.st_size, info.st_mtime_ns):
+            check.paths.append(rel)
+    check.paths += [rel for rel in known if rel not in seen]
+    return True
+
+
+def _recorded_in(conn: sqlite3.Connection, prefix: str) -> dict[str, tuple[int, int]]:
+    """Recorded files directly in the folder ``prefix`` names, with their (size, mtime)."""
+    found: dict[str, tuple[int, int]] = {}
+    for table in _TABLES:
+        if prefix:
+            rows = conn.execute(
+                f"SELECT path, size, mtime_ns FROM {table} WHERE path >= ? AND path < ?",
+                (prefix, prefix[:-1] + "0"),
+            )
+        else:
+            rows = conn.execute(f"SELECT path, size, mtime_ns FROM {table} WHERE instr(path, '/') = 0")
+        for path, size, mtime_ns in rows:
+            if "/" not in path[len(prefix):]:
+                found[path] = (size, mtime_ns)
+    return found
+
+
+def _recent(conn: sqlite3.Connection, root: str, check: Check) -> None:
+    """Stat the most recently modified notes, and any recorded too soon after a write."""
+    rows = conn.execute(
+        "SELECT path, size, mtime_ns, checked_ns FROM notes ORDER BY mtime_ns DESC LIMIT ?",
+        (RECENT_NOTES,),
+    ).fetchall()
+    already = set(check.paths)
+    for path, size, mtime_ns, checked_ns in rows:
+        if path in already:
+            continue
+        check.files_checked += 1
+        try:
+            info = os.stat(os.path.join(root, path))
+        except OSError:
+            check.paths.append(path)
+            continue
+        racy = checked_ns - mtime_ns <= RACY_WINDOW_NS
+        if racy or (info.st_size, info.st_mtime_ns) != (size, mtime_ns):
+            check.paths.append(path)
+
+
+def describe(mode: str, checked_at: datetime, pending: int, swept_ns: str) -> dict[str, Any]:
+    """The freshness guarantee one answer had, flat, for health and ``--explain``.
+
+    ``mode``: ``watched`` (changes applied as they happen), ``checked`` (folders and
+    recent notes stat'ed at ``checked_at``), ``swept`` (every file stat'ed then).
+    """
+    described: dict[str, Any] = {
+        "mode": mode,
+        "checked_at": checked_at.isoformat().replace("+00:00", "Z"),
+        "pending": pending,
+    }
+    if swept_ns:
+        swept = datetime.fromtimestamp(int(swept_ns) / 1e9, tz=UTC)
+        described["full_check_at"] = swept.isoformat().replace("+00:00", "Z")
+    return described

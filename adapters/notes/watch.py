@@ -1,0 +1,96 @@
+"""Watch the notes folder and hand each change to the catch-up thread as it happens.
+
+Uses the operating system's notifications (inotify on Linux) through
+``watchfiles``; imported only when an adapter has lived long enough to be worth
+watching for (an adapter started for one query never pays for it). Once the
+watch is in place a sweep runs, so a change made before it started is caught
+too; from the end of that sweep a search needs no folder check at all.
+A change to something that is not a note (a folder created, moved or removed)
+asks for a sweep, since its contents are not named by the event.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+from adapters.notes.catchup import Catchup
+from adapters.notes.scan import excluded_dir, wanted
+from adapters.notes.settings import NotesSettings
+
+DEBOUNCE_MS = 200
+STEP_MS = 5
+POLL_MS = 500
+
+
+class Watcher:
+    def __init__(self, root: str, settings: NotesSettings, catchup: Catchup,
+                 known_dir: Callable[[str], bool]) -> None:
+        self.root = os.path.realpath(root)
+        self.settings = settings
+        self.catchup = catchup
+        self.known_dir = known_dir
+        self.ready_at: float | None = None  # time.time() when the watch was in place
+        self.error: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def watching(self) -> bool:
+        """The watch is in place and a sweep that started after it has completed."""
+        return (
+            self.ready_at is not None
+            and self.error is None
+            and self.catchup.swept_from >= self.ready_at
+        )
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="notes-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        import time
+
+        try:
+            from watchfiles._rust_notify import RustNotify
+
+            notify = RustNotify([self.root], False, False, POLL_MS, True, True)
+        except Exception as exc:  # no notifier here: the search keeps checking instead
+            self.error = f"cannot watch the notes folder: {exc}"
+            return
+        self.ready_at = time.time()
+        self.catchup.sweep()
+        try:
+            while not self._stop.is_set():
+                changes = notify.watch(DEBOUNCE_MS, STEP_MS, POLL_MS, self._stop)
+                if isinstance(changes, str):
+                    if changes != "timeout":  # "stop" or "signal"
+                        break
+                    continue
+                self._apply({path for _, path in changes})
+        except Exception as exc:  # the watch broke: searches fall back to checking
+            self.error = f"the folder watch stopped: {exc}"
+        finally:
+            notify.close()
+
+    def _apply(self, paths: set[str]) -> None:
+        notes: list[str] = []
+        sweep = False
+        for path in paths:
+            rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+            if rel == "." or rel.startswith("../"):
+                continue
+            parts = rel.split("/")
+            if any(excluded_dir(part, self.settings) for part in parts[:-1]):
+                continue
+            if wanted(rel, parts[-1], self.settings) and not os.path.isdir(path):
+                notes.append(rel)
+            elif os.path.isdir(path) or self.known_dir(rel):
+                sweep = not excluded_dir(parts[-1], self.settings) or sweep
+        if sweep:
+            self.catchup.sweep()
+        self.catchup.enqueue(notes)

@@ -1,0 +1,87 @@
+"""Index work outside any query deadline: a stopped first build resumes, and a bulk edit is
+answered partial (saying how much is pending) until the catch-up completes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from tests.support.adapter_process import deadline_in
+
+from .adapter_process import NotesProcess
+
+NOTES = 4000  # four batches: a build can be stopped after one and before the last
+POLL_S = 0.005
+
+
+def _corpus(root: Path, count: int) -> None:
+    for index in range(count):
+        folder = root / f"area{index % 4}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"note-{index:05d}.md"
+        path.write_text(f"# Note {index}\n\nheron number{index} sighting by the pond\n")
+        os.utime(path, (1_704_067_200, 1_704_067_200))
+
+
+def test_killed_first_build_resumes_where_it_stopped(tmp_path: Path) -> None:
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root, NOTES)
+    first = NotesProcess()
+    try:
+        first.initialize(str(root), str(work), {"watch": False})
+        while True:
+            health = first.health()
+            if health["indexed_count"] > 0:
+                break
+            time.sleep(POLL_S)
+        committed = health["indexed_count"]
+        assert committed < NOTES, "the build finished before it could be stopped"
+        assert health["coverage"] == "partial"
+        assert health["diagnostics"]["index_pending"] > 0
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait(timeout=10)
+    finally:
+        first.close()
+
+    second = NotesProcess()
+    try:
+        second.initialize(str(root), str(work), {"watch": False})
+        refreshed = second.refresh()
+        assert refreshed["indexed_count"] == NOTES
+        assert refreshed["coverage"] == "complete"
+        # what the killed build committed is kept, not read again
+        assert refreshed["diagnostics"]["files_read"] <= NOTES - committed
+        assert second.search("number3999 heron")["outcome"] == "success"
+    finally:
+        second.close()
+
+
+def test_bulk_edit_is_answered_partial_then_complete(tmp_path: Path) -> None:
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root, NOTES)
+    adapter = NotesProcess()
+    try:
+        adapter.initialize(str(root), str(work), {"watch": False})
+        assert adapter.refresh()["coverage"] == "complete"
+        for path in sorted(root.rglob("*.md")):  # an editor's save: write aside, rename over
+            aside = path.with_suffix(".tmp")
+            aside.write_text(path.read_text() + "\nkingfisher seen too\n")
+            os.replace(aside, path)
+        first = adapter.search("kingfisher", deadline=deadline_in(2))
+        assert first["outcome"] == "partial"
+        assert first["reason"] == "index_catching_up"
+        assert "waiting to be indexed" in first["diagnostics"]["detail"]
+        assert first["diagnostics"]["freshness"]["pending"] > 0
+        while True:
+            result = adapter.search("kingfisher", deadline=deadline_in(2))
+            if result["outcome"] == "success":
+                break
+            assert result["reason"] == "index_catching_up"
+            time.sleep(0.05)
+        assert result["diagnostics"]["freshness"]["pending"] == 0
+        assert adapter.health()["coverage"] == "complete"
+        assert len(adapter.search("kingfisher", limit=NOTES)["candidates"]) == NOTES
+    finally:
+        adapter.close()
