@@ -16,6 +16,18 @@ if ! command -v task >/dev/null 2>&1; then
   fi
 fi
 
+# The page's tests drive Debian's Chromium headless (Playwright never downloads a browser).
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
+  else
+    echo "scripts/test.sh: install Chromium first, e.g. apt-get install chromium" >&2
+    exit 1
+  fi
+fi
+
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test,mcp,gmail]'

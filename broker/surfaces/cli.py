@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("doctor", "check configuration, sources and adapters"),
     "eval": ("eval", "run and compare evaluation packs"),
     "serve": ("serve", "serve the HTTP API on loopback"),
+    "open": ("open", "open the search page in a browser"),
     "mcp": ("mcp", "serve the MCP tools over stdio"),
     "sidecar-plugin": ("sidecar_plugin", "answer one Sidecar plugin request on stdin"),
     "hook": ("hook", "evidence before every reply, for agent hosts; install the hook"),

@@ -5,7 +5,8 @@ application's lifespan and every request reuses its adapter processes; leaving
 the lifespan (graceful shutdown) stops them all.
 
 Every request passes :class:`Guard` first: Host header (DNS rebinding), no
-``Origin`` (no browser may call this API), bearer token when one is configured,
+``Origin`` (no browser may call this API; the page outside ``/v1`` accepts its
+own origin only, :mod:`broker.surfaces.page.access`), bearer token when one is configured,
 ``Content-Type: application/json`` on bodies and the body size bound. A body is
 read whole, under the request timeout, before the request may wait for one of
 the concurrency slots, so a client that sends slowly or stalls holds its own
@@ -56,6 +57,7 @@ from broker.errors import (
     UnsatisfiableScope,
     UsageError,
 )
+from broker.surfaces.page import access as page_access
 
 API_VERSION = "v1"
 Parsed = TypeVar("Parsed", bound=WireModel)
@@ -281,11 +283,13 @@ class Guard:
     def refusal(self, request: Request) -> Response | None:
         if not host_allowed(request.headers.get("host", ""), self.bound_host):
             return problem(421, "host_rejected", HOST_REJECTED.format(host=request.headers.get("host", "")))
-        if "origin" in request.headers:
+        if "origin" in request.headers and not page_access.browser_allowed(request):
             return problem(403, "origin_rejected", ORIGIN_REJECTED)
-        if self.token is not None:
+        if self.token is not None and not page_access.is_asset(request.url.path):
             scheme, _, given = request.headers.get("authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not token_matches(given.strip(), self.token):
+                if page_access.owns(request.url.path):
+                    return page_access.token_prompt()
                 return problem(
                     401, "unauthorized", UNAUTHORIZED, {"WWW-Authenticate": 'Bearer realm="recall"'}
                 )
@@ -507,10 +511,12 @@ def create_app(
     max_in_flight: int = MAX_IN_FLIGHT,
     max_queued: int = MAX_QUEUED,
 ) -> Starlette:
-    """The ``/v1`` application for ``profile``; its lifespan owns the broker and its adapters."""
+    """The ``/v1`` application and the page for ``profile``; its lifespan owns the broker and its adapters."""
+    from broker.surfaces.page.routes import page_routes
+
     api = Api(config, profile, request_timeout)
     return Starlette(
-        routes=api.routes(),
+        routes=api.routes() + page_routes(api),
         lifespan=api.lifespan,
         exception_handlers={HTTPException: _http_error, Exception: _internal},
         middleware=[

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from broker.surfaces.commands._common import add_profile
@@ -15,8 +16,9 @@ DESCRIPTION = """Serve the /v1 HTTP API for one profile, keeping adapters warm b
 Listens on 127.0.0.1:8765 unless --addr says otherwise; the host must be an IP
 literal. Listening beyond loopback requires a bearer token: give one with
 --auth-token-env, or one is generated and written (mode 0600) to the state
-directory, and its path printed. Requests carrying an Origin header are refused.
-SIGINT or SIGTERM shuts down gracefully and stops every adapter process."""
+directory, and its path printed. Requests to /v1 carrying an Origin header are
+refused; the search page at / accepts its own origin only. SIGINT or SIGTERM
+shuts down gracefully and stops every adapter process."""
 EXIT_CODES = """exit codes:
   1  error: bad usage, configuration or listen address
 SIGINT or SIGTERM stops every adapter, then ends with that signal's status (130, 143)."""
@@ -106,6 +108,11 @@ def generated_token(path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    return serve(args)
+
+
+def serve(args: argparse.Namespace, on_listening: Callable[[str], None] | None = None) -> int:
+    """Serve until a signal; ``on_listening(url)`` runs once the socket accepts connections."""
     import socket
 
     import anyio
@@ -164,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"recall serve profile {profile} at http://{shown}:{bound_port}", flush=True)
     if token_file is not None:
         print(f"bearer token written to {token_file} (send Authorization: Bearer <token>)", flush=True)
+    if on_listening is not None:
+        on_listening(f"http://{shown}:{bound_port}/")
     try:
         server.run(sockets=[listener])
     finally:
