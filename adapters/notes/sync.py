@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from adapter_sdk.lexical import tokenize
-from adapters.notes.chunking import ParsedNote, indexable, parse_note
+from adapter_sdk.markdown.chunking import ParsedNote, indexable, parse_note
 from adapters.notes.scan import FileStat, ScanResult, scan
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import SCHEMA, Store
