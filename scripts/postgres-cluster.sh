@@ -3,6 +3,8 @@
 #
 #   scripts/postgres-cluster.sh start DIR   create DIR, initdb, start; print the admin DSN
 #   scripts/postgres-cluster.sh stop DIR    stop the server and remove DIR
+#   scripts/postgres-cluster.sh kill DIR    stop the server at once (immediate mode), keep DIR
+#   scripts/postgres-cluster.sh resume DIR  start a killed server again on its port
 #
 # The server runs as a non-root user: as root, the system user recall-pg is created
 # if missing and the server runs as it. Clients connect over TCP with a password
@@ -60,6 +62,18 @@ start() {
   echo "host=127.0.0.1 port=$port user=$ADMIN password=$password dbname=postgres"
 }
 
+kill_server() {
+  as_server_user "$(pg_bin)/pg_ctl" -D "$1/data" -m immediate -w stop >/dev/null
+}
+
+resume() {
+  local dir=$1 port
+  port=$(cat "$dir/port")
+  as_server_user "$(pg_bin)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c full_page_writes=off" \
+    start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+}
+
 stop() {
   local dir=$1 bin
   bin=$(pg_bin)
@@ -72,5 +86,7 @@ stop() {
 case "${1:-}" in
   start) start "$2" ;;
   stop) stop "$2" ;;
-  *) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+  kill) kill_server "$2" ;;
+  resume) resume "$2" ;;
+  *) echo "usage: $0 start|stop|kill|resume DIR" >&2; exit 2 ;;
 esac
