@@ -62,6 +62,14 @@ COLUMNS = {
     "valid_to": "valid_until",
     "superseded_by": "replaced_by",
 }
+PLAIN = {key: COLUMNS[key] for key in ("id", "title", "body", "updated_at")}
+# A view that takes a second per row: a search of it is still running when a test acts.
+SLOW_VIEW = """
+CREATE FUNCTION slow_body(body text) RETURNS text LANGUAGE sql VOLATILE AS
+  $$ SELECT pg_sleep(1); SELECT body $$;
+CREATE VIEW slow_articles AS SELECT id, title, slow_body(body) AS body, updated_at FROM articles;
+GRANT SELECT ON slow_articles TO recall_reader;
+"""
 
 
 @dataclass

@@ -8,16 +8,10 @@ import time
 
 import pytest
 
-from tests.postgres.conftest import COLUMNS, DSN_ENV, Workspace, assert_no_secret
+from tests.postgres.conftest import COLUMNS, DSN_ENV, PLAIN, SLOW_VIEW, Workspace, assert_no_secret
 from tests.support.adapter_process import AdapterProcess, deadline_in
 from tests.support.postgres import Server, run_sql
 
-SLOW_VIEW = """
-CREATE FUNCTION slow_body(body text) RETURNS text LANGUAGE sql VOLATILE AS
-  $$ SELECT pg_sleep(1); SELECT body $$;
-CREATE VIEW slow_articles AS SELECT id, title, slow_body(body) AS body, updated_at FROM articles;
-GRANT SELECT ON slow_articles TO recall_reader;
-"""
 WRITING_VIEW = """
 CREATE TABLE reads (at timestamptz);
 GRANT INSERT ON reads TO recall_reader;
@@ -26,7 +20,6 @@ CREATE FUNCTION logged_body(body text) RETURNS text LANGUAGE sql VOLATILE AS
 CREATE VIEW logged_articles AS SELECT id, title, logged_body(body) AS body, updated_at FROM articles;
 GRANT SELECT ON logged_articles TO recall_reader;
 """
-PLAIN = {key: COLUMNS[key] for key in ("id", "title", "body", "updated_at")}
 
 
 # A source whose health probe fails is not searched: the answer abstains with degraded

@@ -87,13 +87,18 @@ def pg_server() -> Iterator[Server]:
                 f"{exc}. The postgres tests need a server: install Debian's postgresql "
                 "(scripts/test.sh does), export RECALL_TEST_PG_DSN, or set RECALL_TEST_NO_POSTGRES=1"
             )
-    passwords = {role: secrets.token_hex(12) for role in ROLES}
-    _create_roles(admin, passwords)
     try:
-        yield Server(admin, passwords, folder)
+        yield with_roles(admin, folder)
     finally:
         if folder is not None:
             stop_cluster(folder)
+
+
+def with_roles(admin: str, folder: Path | None = None) -> Server:
+    """The server at ``admin``, its test roles (re)created with fresh passwords."""
+    passwords = {role: secrets.token_hex(12) for role in ROLES}
+    _create_roles(admin, passwords)
+    return Server(admin, passwords, folder)
 
 
 def _create_roles(admin: str, passwords: dict[str, str]) -> None:
