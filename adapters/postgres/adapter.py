@@ -48,7 +48,7 @@ from adapter_sdk.protocol import (
 )
 from adapter_sdk.server import Adapter
 from adapters.postgres import statements
-from adapters.postgres.errors import ProblemKind, SourceProblem
+from adapters.postgres.errors import ProblemKind, SourceProblem, dsn_secrets
 from adapters.postgres.expand import render
 from adapters.postgres.pool import ConnectionPool
 from adapters.postgres.rows import Row, candidates_from, websearch_text
@@ -86,7 +86,7 @@ class PostgresAdapter(Adapter):
                 "(setting 'dsn_env') holds no connection string; export it before starting recall"
             )
         else:
-            self.pool = ConnectionPool(dsn, settings.pool_size, _secrets(dsn), f"source {params.source_id}")
+            self.pool = ConnectionPool(dsn, settings.pool_size, dsn_secrets(dsn))
             self.store_identity = _store_identity(dsn, settings)
         return Manifest(
             protocol_version=1,
@@ -297,16 +297,6 @@ def _fits(key: str, category: str) -> bool:
             return False
         return True
     return False
-
-
-def _secrets(dsn: str) -> tuple[str, ...]:
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        password = str(conninfo_to_dict(dsn).get("password") or "")
-    except Exception:  # an unparsable string is reported when connecting; hide all of it
-        password = ""
-    return (dsn, password)
 
 
 def _store_identity(dsn: str, settings: PostgresSettings) -> str:

@@ -88,6 +88,17 @@ def classify(exc: psycopg.Error, *, secrets: tuple[str, ...], doing: str) -> Sou
     return SourceProblem(ProblemKind.failed, f"{doing}: {said}")
 
 
+def dsn_secrets(dsn: str) -> tuple[str, ...]:
+    """What must never be printed: the connection string, and the password inside it."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        password = str(conninfo_to_dict(dsn).get("password") or "")
+    except Exception:  # an unparsable string is reported when connecting; hide all of it
+        password = ""
+    return (dsn, password)
+
+
 def scrub(text: str, secrets: tuple[str, ...]) -> str:
     """``text`` with every secret (the connection string, its password) replaced."""
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):

@@ -32,11 +32,10 @@ ROLE_CHECK = (
 
 
 class ConnectionPool:
-    def __init__(self, dsn: str, size: int, secrets: tuple[str, ...], label: str) -> None:
+    def __init__(self, dsn: str, size: int, secrets: tuple[str, ...]) -> None:
         self._dsn = dsn
         self._size = size
         self._secrets = secrets
-        self._label = label  # "source kb": what every message is about
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self.role: str | None = None
 

@@ -5,7 +5,8 @@ A ranked row's excerpt is its ``ts_headline`` (kind ``matched``) when the
 headline marks a match, else the body's opening (``preview``). ``relevance``
 is the shared definition measured over the title and excerpt returned, with
 terms compared by their Porter stems; an exact identifier match counts the
-question's terms its key covers.
+question's terms its key covers. In a managed corpus the record is the note
+(its path), so the chunks of one note are one record, as in the notes adapter.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _candidate(
     digest = hashlib.sha256(row.body.encode()).hexdigest()
     return Candidate(
         candidate_id=row.key,
-        source_record_id=row.key,
+        source_record_id=row.key.split("#", 1)[0] if settings.managed else row.key,
         locator=f"{source_id}:{row.key}",
         record_type=row.record_type or settings.record_type,
         title=title,
