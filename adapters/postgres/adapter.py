@@ -50,8 +50,9 @@ from adapter_sdk.server import Adapter
 from adapters.postgres import statements
 from adapters.postgres.errors import ProblemKind, SourceProblem, dsn_secrets
 from adapters.postgres.expand import render
+from adapters.postgres.matching import stages
 from adapters.postgres.pool import ConnectionPool
-from adapters.postgres.rows import Row, candidates_from, websearch_text
+from adapters.postgres.rows import Row, candidates_from
 from adapters.postgres.schema import SchemaReport, inspect_schema
 from adapters.postgres.settings import SETTINGS_SCHEMA, PostgresSettings, parse_settings
 
@@ -119,7 +120,7 @@ class PostgresAdapter(Adapter):
         started = time.perf_counter()
         schema = await self._request_schema(params.deadline)
         analyzed = analyze_query(params.query)
-        text = websearch_text(params.query, analyzed)
+        matches = stages(params.query, analyzed)
         window = statements.Window(
             as_of=params.as_of,
             since=params.filters.since,
@@ -129,20 +130,36 @@ class PostgresAdapter(Adapter):
         limit = params.limit or DEFAULT_LIMIT
         keys = _exact_keys(params.query, schema.key_category)
 
-        async def run(cursor: Any) -> tuple[list[Row], list[Row]]:
+        async def run(cursor: Any) -> tuple[list[Row], list[Row], list[str]]:
+            import psycopg
+
             ranked: list[Row] = []
-            if text:
-                statement, args = statements.search(settings, text, window, limit)
-                await cursor.execute(statement, args)
-                ranked = [Row.ranked(values) for values in await cursor.fetchall()]
+            cut_short: list[str] = []
+            for position, match in enumerate(matches):
+                if position and len(ranked) >= limit:
+                    break
+                statement, args = statements.search(
+                    settings, match, window, limit - len(ranked), [row.key for row in ranked]
+                )
+                if position == 0:
+                    await cursor.execute(statement, args)
+                    ranked += [Row.ranked(values) for values in await cursor.fetchall()]
+                    continue
+                try:  # a wider stage may run out of time; what the first found still stands
+                    async with cursor.connection.transaction():
+                        await cursor.execute(f"SET LOCAL statement_timeout = {_statement_timeout_ms(params.deadline)}")
+                        await cursor.execute(statement, args)
+                        ranked += [Row.ranked(values) for values in await cursor.fetchall()]
+                except (psycopg.errors.QueryCanceled, RpcError):
+                    cut_short.append(match.shape)
             exact: list[Row] = []
             if keys:
                 statement, args = statements.by_key(settings, keys, window, schema.key_type)
                 await cursor.execute(statement, args)
                 exact = [Row.exact(values) for values in await cursor.fetchall()]
-            return ranked, exact
+            return ranked, exact, cut_short
 
-        ranked, exact = await self._run(run, params.deadline, "searching")
+        ranked, exact, cut_short = await self._run(run, params.deadline, "searching")
         self.last_success_at = datetime.now(UTC)
         candidates = candidates_from(
             ranked,
@@ -156,16 +173,19 @@ class PostgresAdapter(Adapter):
         diagnostics: dict[str, Any] = {
             "query_mode": "lexical",
             "text_config": settings.text_config,
-            "tsquery_input": "websearch",
+            "match_stages": [match.shape for match in matches],
             "ranked": len(ranked),
             "exact": len(exact),
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
         }
+        if cut_short:
+            diagnostics["stages_cut_short"] = cut_short
         if params.as_of is not None:
             diagnostics["as_of"] = "history_table" if settings.history_table else "filter_on_updated_at"
         if schema.warning:
             diagnostics["warning"] = schema.warning
-        return SearchResult(candidates=candidates, outcome=SearchOutcome.success, diagnostics=diagnostics)
+        outcome = SearchOutcome.partial if cut_short else SearchOutcome.success
+        return SearchResult(candidates=candidates, outcome=outcome, diagnostics=diagnostics)
 
     # -- expand ----------------------------------------------------------------------
 

@@ -29,7 +29,10 @@ NOTE_EXTENSIONS = (".md", ".markdown", ".txt")
 BATCH_FILES = 200
 
 
-def schema_statements(text_config: str) -> list[str]:
+INDEX_STATEMENT = "CREATE INDEX IF NOT EXISTS recall_chunks_search ON recall_chunks USING gin (search)"
+
+
+def table_statements(text_config: str) -> list[str]:
     """DDL for the managed tables; ``text_config`` is fixed into the generated column."""
     from psycopg import sql
 
@@ -47,7 +50,6 @@ def schema_statements(text_config: str) -> list[str]:
         f" || to_tsvector({config}::regconfig, body)) STORED,"
         " PRIMARY KEY (corpus, chunk_id),"
         " FOREIGN KEY (corpus, path) REFERENCES recall_documents (corpus, path) ON DELETE CASCADE)",
-        "CREATE INDEX IF NOT EXISTS recall_chunks_search ON recall_chunks USING gin (search)",
     ]
 
 
@@ -121,7 +123,7 @@ def ingest(
 ) -> IngestReport:
     """Bring corpus ``corpus`` in line with the notes under ``root``; ``conn`` may write."""
     with conn.transaction():
-        for statement in schema_statements(text_config):
+        for statement in [*table_statements(text_config), INDEX_STATEMENT]:
             conn.execute(statement)
     known = dict(conn.execute("SELECT path, content_sha256 FROM recall_documents WHERE corpus = %s", [corpus]).fetchall())
     report = IngestReport()

@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from adapter_sdk.lexical import AnalyzedQuery, stemmed, tokenize
+from adapter_sdk.lexical import stemmed, tokenize
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, Sensitivity
 from adapter_sdk.relevance import lexical_relevance
 from adapters.postgres.settings import PostgresSettings
 from adapters.postgres.statements import FIELDS, START_SEL, STOP_SEL
 
 PREVIEW_CHARS = 400
-_WEBSEARCH_OPERATORS = ('"', " or ", " OR ")
 
 
 @dataclass(frozen=True)
@@ -52,16 +51,6 @@ class Row:
         """A row of :func:`statements.by_key`: fields, then body."""
         *fields, body = values
         return cls(**dict(zip(FIELDS, fields, strict=True)), body=body or "")
-
-
-def websearch_text(query: str, analyzed: AnalyzedQuery) -> str:
-    """What ``websearch_to_tsquery`` parses: the question as typed when it uses the
-    syntax (quotes, ``or``, ``-word``), else its content terms joined by ``or`` so a
-    row matching some of them still ranks, below rows matching more."""
-    padded = f" {query} "
-    if any(op in padded for op in _WEBSEARCH_OPERATORS) or " -" in padded:
-        return query
-    return " or ".join(analyzed.content_terms)
 
 
 def candidates_from(

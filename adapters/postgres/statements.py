@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from adapters.postgres.matching import Match, Shape
 from adapters.postgres.settings import PostgresSettings
 
 if TYPE_CHECKING:
@@ -122,20 +123,40 @@ def _rows(settings: PostgresSettings, window: Window) -> sql.Composable:
     )
 
 
-def search(settings: PostgresSettings, query_text: str, window: Window, limit: int) -> tuple[sql.Composed, dict[str, Any]]:
-    """Top ``limit`` rows by ``ts_rank_cd``, each with its headline; fields then score, excerpt, body length."""
+def tsquery(match: Match, args: dict[str, Any]) -> sql.Composable:
+    """``match`` as a tsquery expression; its texts are added to ``args``."""
     sql = _sql()
-    args: dict[str, Any] = {"cfg": settings.text_config, "text": query_text, "limit": limit}
+    names = []
+    for index, text in enumerate(match.texts):
+        args[f"t{index}"] = text
+        names.append(sql.SQL("websearch_to_tsquery(%(cfg)s::regconfig, %({})s)").format(sql.SQL(f"t{index}")))
+    return sql.SQL(" || ").join(
+        sql.SQL("({})").format(sql.SQL(" && ").join(names[index] for index in group)) for group in match.groups()
+    )
+
+
+def search(
+    settings: PostgresSettings, match: Match, window: Window, limit: int, exclude: list[str] | None = None
+) -> tuple[sql.Composed, dict[str, Any]]:
+    """Top ``limit`` rows by ``ts_rank_cd`` (but those keyed in ``exclude``), each with its headline:
+    the :data:`FIELDS`, then score, body and headline."""
+    sql = _sql()
+    args: dict[str, Any] = {"cfg": settings.text_config, "limit": limit}
     if window.as_of is not None and settings.history_table:
         args["as_of"] = window.as_of
+    query = tsquery(match, args)
     conditions = [sql.SQL("{} @@ q.query").format(vector(settings)), *_conditions(settings, window, args)]
+    if exclude:
+        conditions.append(sql.SQL("t.{}::text <> ALL(%(exclude)s)").format(sql.Identifier(key_column(settings))))
+        args["exclude"] = exclude
     statement = sql.SQL(
-        "WITH q AS (SELECT websearch_to_tsquery(%(cfg)s::regconfig, %(text)s) AS query),"
+        "WITH q AS (SELECT {query} AS query),"
         " hits AS (SELECT {fields}, ts_rank_cd({vector}, q.query) AS score, t.{body}::text AS body"
         " FROM {rows} t, q WHERE {conditions} ORDER BY score DESC, 1 LIMIT %(limit)s)"
         " SELECT hits.*, ts_headline(%(cfg)s::regconfig, hits.body, q.query, {options})"
         " FROM hits, q ORDER BY hits.score DESC, hits.key"
     ).format(
+        query=query,
         fields=sql.SQL(", ").join(
             sql.SQL("{} AS {}").format(expression, sql.Identifier(name))
             for expression, name in zip(_selected(settings), FIELDS, strict=True)
@@ -170,7 +191,7 @@ def by_key(settings: PostgresSettings, keys: list[str], window: Window, key_type
 
 def explain(settings: PostgresSettings) -> tuple[sql.Composed, dict[str, Any]]:
     """The plan of a typical search, to tell whether an index serves it."""
-    statement, args = search(settings, "recall", Window(), 10)
+    statement, args = search(settings, Match(Shape.any, ("recall",)), Window(), 10)
     return _sql().SQL("EXPLAIN (FORMAT JSON) {}").format(statement), args
 
 
