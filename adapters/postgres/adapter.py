@@ -136,11 +136,9 @@ class PostgresAdapter(Adapter):
             ranked: list[Row] = []
             cut_short: list[str] = []
             for position, match in enumerate(matches):
-                if position and len(ranked) >= limit:
-                    break
-                statement, args = statements.search(
-                    settings, match, window, limit - len(ranked), [row.key for row in ranked]
-                )
+                if position and ranked:
+                    break  # rows holding two of the terms are the evidence; one-term rows only stand in
+                statement, args = statements.search(settings, match, window, limit)
                 if position == 0:
                     await cursor.execute(statement, args)
                     ranked += [Row.ranked(values) for values in await cursor.fetchall()]

@@ -6,13 +6,14 @@ content term goes through ``websearch_to_tsquery`` on its own (so the text
 configuration stems it and drops its stop words) and the terms are combined:
 
 * one term: that term;
-* two to :data:`MAX_PAIRED_TERMS` terms: rows holding at least two of them
-  first, then, only when those are fewer than the limit, rows holding any;
+* two to :data:`MAX_PAIRED_TERMS` terms: rows holding at least two of them,
+  or, only when no row does, rows holding any;
 * more terms: rows holding any.
 
 Requiring two terms keeps a question's common words from matching most of a
-large table (every matching row is ranked), and is what the notes adapter
-admits too; the second stage keeps a row that has one rare term findable.
+large table (every matching row is ranked), as the notes adapter admits a
+question; the second stage keeps a row that has one rare term findable when
+nothing better exists.
 """
 
 from __future__ import annotations

@@ -135,20 +135,15 @@ def tsquery(match: Match, args: dict[str, Any]) -> sql.Composable:
     )
 
 
-def search(
-    settings: PostgresSettings, match: Match, window: Window, limit: int, exclude: list[str] | None = None
-) -> tuple[sql.Composed, dict[str, Any]]:
-    """Top ``limit`` rows by ``ts_rank_cd`` (but those keyed in ``exclude``), each with its headline:
-    the :data:`FIELDS`, then score, body and headline."""
+def search(settings: PostgresSettings, match: Match, window: Window, limit: int) -> tuple[sql.Composed, dict[str, Any]]:
+    """Top ``limit`` rows by ``ts_rank_cd``, each with its headline: the :data:`FIELDS`, then
+    score, body and headline."""
     sql = _sql()
     args: dict[str, Any] = {"cfg": settings.text_config, "limit": limit}
     if window.as_of is not None and settings.history_table:
         args["as_of"] = window.as_of
     query = tsquery(match, args)
     conditions = [sql.SQL("{} @@ q.query").format(vector(settings)), *_conditions(settings, window, args)]
-    if exclude:
-        conditions.append(sql.SQL("t.{}::text <> ALL(%(exclude)s)").format(sql.Identifier(key_column(settings))))
-        args["exclude"] = exclude
     statement = sql.SQL(
         "WITH q AS (SELECT {query} AS query),"
         " hits AS (SELECT {fields}, ts_rank_cd({vector}, q.query) AS score, t.{body}::text AS body"
