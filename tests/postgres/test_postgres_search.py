@@ -117,3 +117,43 @@ def test_a_table_without_a_tsvector_index_is_searched_and_doctor_warns(make_work
     doctor = ws.recall("doctor")
     assert "scan every row" in doctor.stdout, doctor.stdout + doctor.stderr
     assert_no_secret(ws, doctor.stdout + doctor.stderr)
+
+
+HISTORY = """
+CREATE TABLE articles_history (LIKE articles INCLUDING DEFAULTS INCLUDING GENERATED);
+INSERT INTO articles_history (id, title, body, updated_at) VALUES
+ (4, 'Restore drill', 'Yearly restore drill on tape.', '2024-01-01T00:00:00Z'),
+ (4, 'Restore drill', 'Quarterly restore drill: restore the newest backup and compare checksums.',
+  '2025-04-01T00:00:00Z');
+GRANT SELECT ON articles_history TO recall_reader;
+"""
+
+
+def test_as_of_with_a_history_table_answers_from_the_revision_then(
+    make_workspace, pg_server: Server, articles_db: str
+) -> None:
+    run_sql(pg_server.dsn("admin", articles_db), HISTORY)
+    mapping = {key: COLUMNS[key] for key in ("id", "title", "body", "updated_at", "tsvector")}
+    ws = make_workspace(kb={"table": "articles", "columns": mapping, "history_table": "articles_history"})
+
+    code, then, printed = ws.query("--as-of", "2024-06-01", "restore drill")
+    assert code == 0, printed
+    assert locators(then) == ["kb:4"]
+    assert "tape" in then["results"][0]["excerpt"]
+
+    _, now, _ = ws.query("restore drill")
+    assert "tape" not in now["results"][0]["excerpt"]
+
+
+def test_a_project_file_cannot_choose_the_connection_variable(workspace: Workspace) -> None:
+    (workspace.root / "recall.toml").write_text(
+        '[[sources]]\nsource_id = "theirs"\nadapter = "postgres"\n'
+        '[sources.settings]\ndsn_env = "RECALL_KB_DSN"\ntable = "articles"\n'
+        'columns = { id = "id", title = "title", body = "body", updated_at = "updated_at" }\n'
+    )
+
+    code, _, printed = workspace.query("payroll")
+
+    assert code == 1, printed
+    assert "dsn_env" in printed
+    assert "Payroll" not in printed
