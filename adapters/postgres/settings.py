@@ -28,6 +28,9 @@ OPTIONAL_COLUMNS = (
 )  # fmt: skip
 
 _IDENTIFIER_SCHEMA = {"type": "string", "pattern": _IDENTIFIER.pattern}
+# Settings that choose the credential or what it reads: only the user's own
+# configuration may set them, never a project recall.toml (docs/security.md).
+TRUSTED_ONLY = "trusted_only"
 SETTINGS_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
@@ -35,18 +38,21 @@ SETTINGS_SCHEMA: dict[str, Any] = {
     "required": ["dsn_env"],
     "properties": {
         "dsn_env": {
+            TRUSTED_ONLY: True,
             "type": "string",
             "pattern": _ENV_NAME.pattern,
             "description": "The environment variable holding the connection string (libpq "
             "key=value or postgresql:// URI). Required; the string itself is never configured.",
         },
         "table": {
+            TRUSTED_ONLY: True,
             "type": "string",
             "pattern": r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$",
             "description": "The table or view searched, optionally schema-qualified. Omitted: "
             "the managed corpus loaded by `recall-postgres ingest`.",
         },
         "columns": {
+            TRUSTED_ONLY: True,
             "type": "object",
             "additionalProperties": False,
             "required": list(REQUIRED_COLUMNS),
@@ -56,12 +62,14 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "valid_from, valid_to, superseded_by.",
         },
         "history_table": {
+            TRUSTED_ONLY: True,
             "type": "string",
             "pattern": r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$",
             "description": "A table with the same columns holding one row per revision; "
             "`as_of` answers from the latest revision of each id at or before the instant.",
         },
         "corpus": {
+            TRUSTED_ONLY: True,
             "type": "string",
             "minLength": 1,
             "description": "Without `table`: the managed corpus read (default: the source id).",

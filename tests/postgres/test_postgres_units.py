@@ -84,3 +84,11 @@ def test_a_refused_password_is_denied_and_summarised() -> None:
     assert problem.rpc().code == ErrorCode.source_denied
     assert "10.1.2.3" not in problem.message
     assert 'password authentication failed for user "reader"' in problem.message
+
+
+def test_the_settings_that_choose_the_credential_or_the_rows_are_trusted_only() -> None:
+    from adapters.postgres.settings import SETTINGS_SCHEMA
+
+    marked = {name for name, schema in SETTINGS_SCHEMA["properties"].items() if schema.get("trusted_only")}
+
+    assert marked == {"dsn_env", "table", "columns", "history_table", "corpus"}
