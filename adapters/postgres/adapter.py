@@ -219,7 +219,7 @@ class PostgresAdapter(Adapter):
             )
         diagnostics["store_identity"] = self.store_identity
         try:
-            schema = await self._checked_schema(params.deadline, force=True)
+            schema = await self._checked_schema(params.deadline)
         except SourceProblem as problem:
             diagnostics["reason"] = problem.message
             return HealthResult(
@@ -272,10 +272,12 @@ class PostgresAdapter(Adapter):
         except SourceProblem as problem:
             raise problem.rpc() from None
 
-    async def _checked_schema(self, deadline: datetime, *, force: bool = False) -> SchemaReport:
-        """The mapping checked against the relation, at most once a minute unless forced."""
+    async def _checked_schema(self, deadline: datetime) -> SchemaReport:
+        """The mapping checked against the relation, at most once a minute: a warm adapter's
+        health probe, made before every query, then costs the database nothing. A search
+        that finds the server gone or the mapping broken clears it, so the next probe looks."""
         fresh = time.monotonic() - self._schema_checked < SCHEMA_RECHECK_S
-        if self._schema is not None and fresh and not force:
+        if self._schema is not None and fresh:
             return self._schema
         settings = self._settings()
         label = f"source {self.source_id}: checking {settings.relation_name}"
