@@ -407,6 +407,8 @@ def main() -> None:
                         help="where corpora are cached (default: $TMPDIR/recall-bench)")
     parser.add_argument("--recall", default=str(Path(sys.executable).with_name("recall")),
                         help="the recall command to measure (default: the one beside this python)")
+    parser.add_argument("--postgres", type=int, metavar="CHUNKS",
+                        help="also measure the postgres source at this many chunks (bench/postgres.py)")
     args = parser.parse_args()
 
     if args.smoke:
@@ -437,10 +439,16 @@ def main() -> None:
         import indexing
 
         report["indexing"] = indexing.run(sizes, args.workdir / "indexing")
+    if args.postgres:
+        import postgres
+
+        report["postgres"] = postgres.bench(args.postgres, args.workdir / "postgres", args.recall, runs.query_runs)
     report["machine"]["load_after"] = list(os.getloadavg())
     print(table(report))
     if args.indexing:
         print(indexing.table(report["indexing"]))
+    if args.postgres:
+        print(postgres.table(report["postgres"]))
     print(f"load average before {report['machine']['load_before'][0]:.2f}, "
           f"after {report['machine']['load_after'][0]:.2f} on {os.cpu_count()} CPUs")
     if args.json_out:

@@ -28,9 +28,31 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
+# PostgreSQL is a real server the postgres adapter's tests search: Debian's package,
+# and a throwaway cluster on a loopback port for this run (stopped on exit).
+if [ "${RECALL_TEST_NO_POSTGRES:-}" != 1 ]; then
+  if ! ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    elif command -v sudo >/dev/null 2>&1; then
+      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    else
+      echo "scripts/test.sh: install PostgreSQL first, e.g. apt-get install postgresql" >&2
+      exit 1
+    fi
+  fi
+  if [ -z "${RECALL_TEST_PG_DSN:-}" ]; then
+    pg_dir=$(mktemp -d /tmp/recall-test-pg.XXXXXX)
+    chmod 755 "$pg_dir"
+    trap 'scripts/postgres-cluster.sh stop "$pg_dir/cluster"; rm -rf "$pg_dir"' EXIT
+    RECALL_TEST_PG_DSN=$(scripts/postgres-cluster.sh start "$pg_dir/cluster")
+    export RECALL_TEST_PG_DSN
+  fi
+fi
+
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test,mcp,gmail]'
+.venv/bin/python -m pip install -q -e '.[test,mcp,gmail,postgres]'
 ./scripts/install-polign.sh
 
 .venv/bin/ruff check broker adapter_sdk adapters tests bench conformance_transcripts

@@ -19,8 +19,8 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from adapter_sdk.markdown.chunking import PREVIEW_CHARS, clip, split_lines
 from adapter_sdk.protocol import DetailLevel, ErrorCode, ExpandResult, RpcError
-from adapters.notes.chunking import PREVIEW_CHARS, clip, split_lines
 from adapters.notes.search import REVISION_PREFIX
 
 EXCERPT_LINES = 12

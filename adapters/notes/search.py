@@ -34,11 +34,11 @@ from typing import Any
 
 from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize
 from adapter_sdk.lexical import stemmed as stem_token
+from adapter_sdk.markdown.chunking import split_lines
+from adapter_sdk.markdown.front_matter import normalize_reference
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import relevance
-from adapters.notes.chunking import split_lines
 from adapters.notes.excerpts import matched_window
-from adapters.notes.front_matter import normalize_reference
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 
 # chunks repeat their words: stemming each distinct token once is most of a search's CPU saved

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from adapter_sdk.lexical import tokenize
-from adapters.notes.chunking import ParsedNote, indexable, parse_note
+from adapter_sdk.markdown.chunking import ParsedNote, indexable, parse_note
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.scan import FileStat, ScanResult, scan
 from adapters.notes.settings import NotesSettings

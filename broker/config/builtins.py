@@ -11,6 +11,7 @@ BUILTIN_FRESHNESS: dict[str, list[str]] = {
     "tasks": ["live"],
     "gmail": ["live", "indexed"],  # the API is live; a Takeout mbox is indexed
     "eventstore": ["live"],
+    "postgres": ["live"],
 }
 # Built-ins that read with the user's credentials: an OAuth token, a database key.
 CREDENTIAL_ADAPTERS = frozenset({"gmail", "eventstore"})

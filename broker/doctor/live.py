@@ -84,7 +84,8 @@ def _shortfalls(found: Probe) -> list[str]:
     assert health is not None
     shortfalls = []
     if health.status != HealthStatus.healthy:
-        shortfalls.append(f"health {health.status}")
+        warning = (health.diagnostics or {}).get("warning")
+        shortfalls.append(f"health {health.status}" + (f" ({warning})" if warning else ""))
     if health.coverage != IndexCoverage.complete:
         shortfalls.append(f"coverage {health.coverage}")
     records, indexed = health.record_count, health.indexed_count

@@ -9,6 +9,7 @@ import pytest
 
 from adapter_sdk.conformance import case_dirs, replay_case
 
+from .database_suites import suite_environment
 from .store_servers import store_servers_stopped
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,12 +42,13 @@ def runnable_adapters() -> list[str]:
 
 
 @pytest.mark.parametrize("adapter", committed_suites())
-def test_committed_suite_replays_as_recorded(adapter: str) -> None:
+def test_committed_suite_replays_as_recorded(adapter: str, request: pytest.FixtureRequest) -> None:
     argv = [sys.executable, "-m", f"adapters.{adapter}"]
+    env = suite_environment(TRANSCRIPTS / adapter, request)
     failures = []
     for case in case_dirs(TRANSCRIPTS / adapter):
         with store_servers_stopped(case.name):
-            result = replay_case(case, argv)
+            result = replay_case(case, argv, env=env)
         if not result.passed:
             failures.append(result.detail)
     assert failures == []

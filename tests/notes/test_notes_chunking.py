@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from adapters.notes.chunking import parse_note, split_lines
+from adapter_sdk.markdown.chunking import parse_note, split_lines
+from adapter_sdk.markdown.front_matter import front_matter_span, parse_front_matter
 from adapters.notes.excerpts import matched_window
-from adapters.notes.front_matter import front_matter_span, parse_front_matter
 
 NOTE = """\
 Preamble line.

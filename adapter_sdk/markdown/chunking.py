@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from adapter_sdk.lexical import tokenize
-from adapters.notes.front_matter import FrontMatter, front_matter_span, parse_front_matter
+from adapter_sdk.markdown.front_matter import FrontMatter, front_matter_span, parse_front_matter
 
 PREVIEW_CHARS = 400
 TEXT_BLOCK_LINES = 40
