@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio.from_thread
 import anyio.to_thread
@@ -41,7 +41,8 @@ from broker.surfaces.daemon.fingerprint import Fingerprint, version_change
 from broker.surfaces.daemon.peer import same_user
 from broker.surfaces.http import create_app, json_response, problem, read_object
 
-T = TypeVar("T")
+# Runs ``work(broker)`` on the resident broker's event loop, from a command's worker thread.
+OnTheBroker = Callable[[Callable[[Any], Awaitable[Any]]], Any]
 IDLE_ENV = "RECALL_DAEMON_IDLE_SECONDS"
 DEFAULT_IDLE_SECONDS = 900.0
 SHUTDOWN_GRACE = 5
@@ -143,7 +144,7 @@ class ResidentServer(uvicorn.Server):
         return self.resident.leaving is not None
 
 
-def run_command(argv: list[str], resident_broker: Callable[[Callable[[Any], Awaitable[T]]], T]) -> dict[str, Any]:
+def run_command(argv: list[str], resident_broker: OnTheBroker) -> dict[str, Any]:
     """Run one command line as ``recall`` would, with this thread's output captured."""
     from broker.surfaces.cli import dispatch
 
