@@ -114,3 +114,20 @@ def _children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry))
     return found
+
+
+def test_a_broken_configuration_is_reported_as_in_process_and_not_retried_at_once(resident):
+    resident.config_file.write_text(resident.config_file.read_text() + "\n[profiles.default\n")
+    cold = resident.cold("query", "restore", "drill")
+    first = resident.recall("query", "restore", "drill")
+    assert (first.returncode, first.stdout, first.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    assert first.returncode == 1 and "malformed TOML" in first.stderr
+    (failed,) = (resident.runtime / "recall").glob("*.failed")
+    stamp = failed.stat().st_mtime_ns
+    log = failed.with_suffix(".log")
+    log.write_text("")
+    second = resident.recall("query", "restore", "drill")
+    assert (second.returncode, second.stderr) == (cold.returncode, cold.stderr)
+    assert log.read_text() == "", "no second broker was started"
+    assert failed.stat().st_mtime_ns == stamp
+    assert broker_pids(resident.runtime) == []

@@ -9,7 +9,10 @@ request, one response); the broker is the ``recall serve`` application.
 instead: resident mode is off, the command does not talk to sources, the
 broker could not be started, or it answered anything but a complete reply.
 Starting is serialised by a lock file, so two commands started together start
-one broker between them.
+one broker between them. A broker that could not start (a configuration
+error, say: the in-process path then reports it) is not tried again for
+``RETRY_AFTER_FAILED_START`` seconds, so a broken configuration costs no more
+than running in process.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ STALE_CODE = "resident_stale"
 CONNECT_TIMEOUT = 2.0
 START_TIMEOUT = 20.0
 START_POLL = 0.02
+RETRY_AFTER_FAILED_START = 30.0
 CHUNK = 1 << 16
 
 
@@ -155,12 +159,22 @@ def listening(path: str) -> bool:
     return True
 
 
+def failed_lately(place: Place, now: float) -> bool:
+    try:
+        return now - os.stat(place.failed).st_mtime < RETRY_AFTER_FAILED_START
+    except OSError:
+        return False
+
+
 def start(place: Place) -> bool:
     """Start the broker for ``place`` unless another command just did; True once it listens."""
     import fcntl
     import subprocess
     import time
+    from contextlib import suppress
 
+    if failed_lately(place, time.time()):
+        return False
     lock = os.open(place.lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = time.monotonic() + START_TIMEOUT
@@ -174,6 +188,8 @@ def start(place: Place) -> bool:
                 time.sleep(START_POLL)
         if listening(place.socket):
             return True  # started by the command that held the lock
+        with suppress(FileNotFoundError):
+            os.unlink(place.failed)
         log = os.open(place.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             process = subprocess.Popen(
@@ -189,7 +205,8 @@ def start(place: Place) -> bool:
             if listening(place.socket):
                 return True
             if process.poll() is not None:
-                return False  # it could not start: its log says why; this command runs here
+                os.close(os.open(place.failed, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+                return False  # its log says why; this command runs here and reports it
             time.sleep(START_POLL)
         return False
     except OSError:

@@ -62,6 +62,11 @@ class Place:
     def log(self) -> str:
         return os.path.join(self.folder, f"{self.key}.log")
 
+    @property
+    def failed(self) -> str:
+        """Touched when a broker could not start (its log says why)."""
+        return os.path.join(self.folder, f"{self.key}.failed")
+
 
 def place_for(environ: Mapping[str, str], cwd: str) -> Place:
     """The resident broker's place for this environment and working folder."""
