@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 
@@ -131,3 +132,13 @@ def test_a_broken_configuration_is_reported_as_in_process_and_not_retried_at_onc
     assert log.read_text() == "", "no second broker was started"
     assert failed.stat().st_mtime_ns == stamp
     assert broker_pids(resident.runtime) == []
+
+
+def test_a_terminated_broker_frees_its_socket(resident):
+    resident.recall("query", "restore", "drill")
+    pid = resident.pid()
+    os.kill(pid, signal.SIGTERM)
+    assert wait_gone(pid)
+    assert resident.sockets() == []
+    assert resident.recall("query", "restore", "drill").returncode == 0
+    assert resident.pid() != pid

@@ -136,6 +136,11 @@ class ResidentServer(uvicorn.Server):
         super().__init__(config)
         self.resident = resident
 
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Here, not after run() returns: uvicorn re-raises SIGTERM once it has shut down.
+        self.resident.release_socket()
+        await super().shutdown(sockets)
+
     async def on_tick(self, counter: int) -> bool:
         if await super().on_tick(counter):
             return True
