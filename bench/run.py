@@ -22,7 +22,11 @@ as a fourth, for ``recall serve``) under a private XDG directory, and measures:
   and the same from ``recall serve`` with four warm sources;
 * ``recall serve`` query latency (client wall time, keep-alive connection),
   and the resident mode: ``recall query --json`` with ``RECALL_SERVER`` set;
-* ``recall --help`` wall time (the cost of starting the command at all).
+* ``recall --help`` wall time (the cost of starting the command at all);
+* each module named in ``EXTRA_MEASURES`` (``resident.py``: cold and resident
+  notes queries, ``recall serve`` under 8 concurrent clients, process-tree RSS).
+
+Every command runs in process (``RECALL_DAEMON=0``) unless a measure says otherwise.
 
 Numbers, never assertions: run it on an idle machine and compare runs made on
 the same one. Load average is recorded with every run.
@@ -62,6 +66,9 @@ SIZES: dict[str, tuple[int, int, int]] = {
     "10k": (10_000, 10_000, 10_000),
     "100k": (100_000, 10_000, 10_000),
 }
+# Modules beside this script, each with NAME, measure(env, runs) -> dict and
+# rows(size, result) -> [(measure, result, target)]; their rows follow the table's.
+EXTRA_MEASURES = ("resident",)
 CLI_SOURCES = ("notes", "tasks", "mail")
 SERVE_SOURCES = ("notes", "tasks", "mail", "sample")
 
@@ -96,6 +103,7 @@ class Env:
             "XDG_CONFIG_HOME": str(home / "config"),
             "XDG_STATE_HOME": str(home / "state"),
             "XDG_CACHE_HOME": str(home / "cache"),
+            "RECALL_DAEMON": "0",
         }
         self.vars.pop("RECALL_SERVER", None)
 
@@ -362,7 +370,16 @@ def bench_size(name: str, workdir: Path, recall: list[str], runs: Runs) -> dict[
             "cold_query": cold_query(env, runs),
             "serve": serve(env, runs),
         }
+        for extra in extra_measures():
+            print(f"bench: size {name}: {extra.NAME} ...", file=sys.stderr, flush=True)
+            result[extra.NAME] = extra.measure(env, runs)
     return result
+
+
+def extra_measures() -> list[Any]:
+    from importlib import import_module
+
+    return [import_module(name) for name in EXTRA_MEASURES]
 
 
 def table(report: dict[str, Any]) -> str:
@@ -386,6 +403,9 @@ def table(report: dict[str, Any]) -> str:
             (f"[{name}] resident CLI query (RECALL_SERVER)",
              f"{s['resident_cli_median_ms']} ms median, {s['resident_cli_p95_ms']} ms p95", "≤ 300 ms median"),
         ]
+        for extra in extra_measures():
+            if extra.NAME in size:
+                rows += extra.rows(name, size[extra.NAME])
     width = [max(len(row[i]) for row in rows) for i in range(3)]
     head = ("measure", "result", "target")
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, width, strict=True))]

@@ -40,7 +40,7 @@ from broker.errors import UsageError
 from broker.expand import expand as expand_locator
 from broker.fusion import FusionParams, SourceFacts, fuse
 from broker.listing import list_sources
-from broker.plan import QueryPlan, Target, plan_query
+from broker.plan import Exclusion, QueryPlan, Target, consider, open_plan, settle
 from broker.project_settings import vet_project_settings
 from broker.refresh import Progress
 from broker.refresh import refresh as refresh_sources
@@ -80,20 +80,25 @@ class Broker:
             raise UsageError("the query is empty; ask a question in words")
         started = now()
         clock = time.perf_counter_ns()
-        plan = await plan_query(self.config, self.supervisor, request, started)
+        plan = open_plan(self.config, request, started)
 
-        searched: dict[str, tuple[SourceReport, list[Candidate]]] = {}
-        above_ceiling = 0
+        # Each member goes from handshake through health to search on its own: a slow
+        # source spends its own deadline, never the others'.
+        verdicts: list[Target | Exclusion | None] = [None] * len(plan.members)
+        searched: dict[str, tuple[SourceReport, list[Candidate], int]] = {}
 
-        async def search(target: Target) -> None:
-            nonlocal above_ceiling
-            report, candidates, dropped = await self._search(plan, target)
-            searched[target.source.source_uid] = (report, candidates)
-            above_ceiling += dropped
+        async def ask(index: int, source: SourceConfig) -> None:
+            verdict = verdicts[index] = await consider(
+                self.config, self.supervisor, plan, request, source
+            )
+            if isinstance(verdict, Target):
+                searched[source.source_uid] = await self._search(plan, verdict)
 
         async with anyio.create_task_group() as tasks:
-            for target in plan.targets:
-                tasks.start_soon(search, target)
+            for index, source in enumerate(plan.members):
+                tasks.start_soon(ask, index, source)
+        settle(plan, [v for v in verdicts if v is not None])  # a conflicted target's search is dropped
+        above_ceiling = sum(searched[t.source.source_uid][2] for t in plan.targets)
 
         reports = [searched[t.source.source_uid][0] for t in plan.targets]
         reports += [

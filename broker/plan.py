@@ -1,13 +1,16 @@
 """Planning a query: which sources are asked, under which deadlines, and why not the rest.
 
-Static checks come first so that a source the request may not see is never
+:func:`open_plan` fixes what holds for every source (profile, deadline, scope);
+:func:`consider` then decides one source, so each source goes from handshake
+to search on its own clock and a slow one never holds back the others. Static
+checks come first so that a source the request may not see is never
 contacted: disabled, out of scope, above the profile's sensitivity ceiling.
-The remaining members are handshaken and probed concurrently, then checked in
-this order: handshake, the adapter's own sensitivity floor against the ceiling
-(whatever the configuration says, a source is never less sensitive than its
-adapter declares), health, as_of support, record types, budget. Finally,
-two eligible instances of one adapter that report the same store identity are
-both excluded, since neither can be told apart from the other.
+The rest are checked in this order: handshake, the adapter's own sensitivity
+floor against the ceiling (whatever the configuration says, a source is never
+less sensitive than its adapter declares), health, as_of support, record types,
+budget. Finally (:func:`settle`), two eligible instances of one adapter that
+report the same store identity are both excluded, since neither can be told
+apart from the other.
 
 Budgets:
 
@@ -99,6 +102,8 @@ class QueryPlan:
     limit: int
     relevance_floor: float
     evaluated_at: datetime
+    members: list[SourceConfig] = field(default_factory=list)
+    named: list[str] | None = None
     targets: list[Target] = field(default_factory=list)
     exclusions: list[Exclusion] = field(default_factory=list)
 
@@ -168,9 +173,8 @@ def adapter_spec(config: Config, profile: str, source: SourceConfig) -> AdapterS
     )
 
 
-async def plan_query(
-    config: Config, supervisor: Supervisor, request: QueryRequest, started_at: datetime
-) -> QueryPlan:
+def open_plan(config: Config, request: QueryRequest, started_at: datetime) -> QueryPlan:
+    """The request's profile, deadline and members; refuses what no source could answer."""
     profile = config.profile(request.profile)
     if not profile.sources:
         raise PlanError(
@@ -196,9 +200,9 @@ async def plan_query(
         evaluated_at=request.valid_at or request.as_of or started_at,
     )
 
-    named = _named_sources(config, profile, request)
-    members = [config.source(source_id) for source_id in profile.sources]
-    for source_id in named or ():
+    plan.named = _named_sources(config, profile, request)
+    plan.members = [s for s in (config.source(i) for i in profile.sources) if s is not None]
+    for source_id in plan.named or ():
         if source_id not in profile.sources:
             source = config.source(source_id)
             assert source is not None
@@ -210,24 +214,17 @@ async def plan_query(
                     out_of_profile=True,
                 )
             )
+    return plan
 
-    verdicts: list[Target | Exclusion | None] = [None] * len(members)
 
-    async def consider(index: int, source: SourceConfig) -> None:
-        verdicts[index] = await _consider(config, supervisor, plan, request, source, named)
-
-    async with anyio.create_task_group() as tasks:
-        for index, source in enumerate(members):
-            if source is not None:
-                tasks.start_soon(consider, index, source)
-
+def settle(plan: QueryPlan, verdicts: list[Target | Exclusion]) -> None:
+    """Record each member's verdict in member order, then drop targets that share a store."""
     for verdict in verdicts:
         if isinstance(verdict, Target):
             plan.targets.append(verdict)
-        elif isinstance(verdict, Exclusion):
+        else:
             plan.exclusions.append(verdict)
     _exclude_store_conflicts(plan)
-    return plan
 
 
 def _named_sources(config: Config, profile: Profile, request: QueryRequest) -> list[str] | None:
@@ -257,17 +254,17 @@ def _profiles_holding(config: Config, source_id: str) -> list[str]:
     return sorted(p.name for p in config.profiles.values() if source_id in p.sources)
 
 
-async def _consider(
+async def consider(
     config: Config,
     supervisor: Supervisor,
     plan: QueryPlan,
     request: QueryRequest,
     source: SourceConfig,
-    named: list[str] | None,
 ) -> Target | Exclusion:
+    """Decide one member: its search, with a deadline from its own clock, or why it is left out."""
     if not source.enabled:
         return Exclusion(source, SkipReason.disabled)
-    if named is not None and source.source_id not in named:
+    if plan.named is not None and source.source_id not in plan.named:
         return Exclusion(source, SkipReason.out_of_scope)
     if source.sensitivity > plan.profile.max_sensitivity:
         return Exclusion(source, SkipReason.sensitivity_ceiling)

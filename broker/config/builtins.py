@@ -14,7 +14,7 @@ BUILTIN_FRESHNESS: dict[str, list[str]] = {
     "postgres": ["live"],
 }
 # Built-ins that read with the user's credentials: an OAuth token, a database key.
-CREDENTIAL_ADAPTERS = frozenset({"gmail", "eventstore"})
+CREDENTIAL_ADAPTERS = frozenset({"gmail", "eventstore", "postgres"})
 
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 from pathlib import Path
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -14,6 +13,8 @@ PROJECT_UID_PREFIX = "proj-"
 
 def new_source_uid() -> str:
     """Ten random bytes in Crockford base32: sixteen characters."""
+    import secrets  # only 'recall init' mints identities; loading a configuration does not
+
     number = int.from_bytes(secrets.token_bytes(10), "big")
     return "".join(_CROCKFORD[(number >> shift) & 31] for shift in range(75, -1, -5))
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -50,6 +49,8 @@ class Problems:
 
 
 def nearest(word: str, choices: Iterable[str]) -> str | None:
+    import difflib  # needed only to word a problem, never to load a valid configuration
+
     found = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return found[0] if found else None
 

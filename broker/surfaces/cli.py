@@ -3,13 +3,20 @@
 Each command lives in ``broker.surfaces.commands.<name>`` and exposes ``HELP``,
 ``configure(parser)`` and ``run(args) -> exit code``. Errors reach the user as
 one line, ``recall: <message>``, with exit code 1; never a stack trace.
+
+A command that talks to sources is first offered to the resident broker
+(:mod:`broker.surfaces.daemon`), which runs this same dispatch against warm
+adapters and hands back its output; this module's top level therefore imports
+only what that thin path needs.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
+if TYPE_CHECKING:
+    from typing import Any
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "query": ("query", "ask every source of a profile; print evidence pointers"),
@@ -27,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("hook", "evidence before every reply, for agent hosts; install the hook"),
     "report-stale": ("report_stale", "report that one note supersedes another, for review"),
     "review": ("review", "list, accept or reject reported supersession claims"),
+    "daemon": ("daemon", "show or stop the resident broker commands start on demand"),
     "version": ("version", "print the version"),
     "completion": ("completion", "print a shell completion script (bash, zsh or fish)"),
 }
@@ -37,15 +45,6 @@ EXIT_CODES = """exit codes:
   2  abstained: nothing matched and the sources answered
   3  degraded: some eligible source could not answer
   4  failed: every source asked failed (or the expansion failed)"""
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with exit code 1 for usage errors (2 means "abstained" here)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"recall: {message}\n")
-        raise SystemExit(1)
 
 
 def usage() -> str:
@@ -65,10 +64,19 @@ def unknown_command(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    sys.exit(dispatch(sys.argv[1:] if argv is None else argv))
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        from broker.surfaces.daemon.client import forward
+
+        code = forward(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("recall: interrupted\n")
+        sys.exit(130)
+    sys.exit(dispatch(argv) if code is None else code)
 
 
-def dispatch(argv: list[str]) -> int:
+def dispatch(argv: list[str], *, resident: Any = None) -> int:
+    """Run one command line in this process; ``resident`` runs broker work in the resident broker."""
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage())
         return 0
@@ -79,9 +87,11 @@ def dispatch(argv: list[str]) -> int:
         sys.stderr.write(unknown_command(name))
         return 1
 
+    import argparse
     from importlib import import_module
 
     from broker.errors import RecallError
+    from broker.surfaces.parser import Parser
 
     module = import_module(f"broker.surfaces.commands.{COMMANDS[name][0]}")
     parser = Parser(
@@ -93,6 +103,7 @@ def dispatch(argv: list[str]) -> int:
     module.configure(parser)
     try:
         args = parser.parse_intermixed_args(rest)
+        args.resident = resident
         return int(module.run(args))
     except RecallError as exc:
         sys.stderr.write(f"recall: {exc}\n")
@@ -100,3 +111,7 @@ def dispatch(argv: list[str]) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("recall: interrupted\n")
         return 130
+
+
+if __name__ == "__main__":
+    main()

@@ -23,7 +23,7 @@ import hmac
 import ipaddress
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -352,10 +352,12 @@ class Api:
 
         async with open_broker(self.config) as broker:
             self.broker = broker
+            app.state.broker = broker
             try:
                 yield
             finally:
                 self.broker = None
+                app.state.broker = None
 
     def served(self, asked: str | None) -> str:
         if asked and asked != self.profile:
@@ -510,13 +512,18 @@ def create_app(
     log_requests: bool = False,
     max_in_flight: int = MAX_IN_FLIGHT,
     max_queued: int = MAX_QUEUED,
+    extra_routes: Sequence[Route] = (),
 ) -> Starlette:
-    """The ``/v1`` application and the page for ``profile``; its lifespan owns the broker and its adapters."""
+    """The ``/v1`` application and the page for ``profile``; its lifespan owns the broker and its adapters.
+
+    ``extra_routes`` are served beside ``/v1`` behind the same guard; they reach the
+    open broker as ``request.app.state.broker``.
+    """
     from broker.surfaces.page.routes import page_routes
 
     api = Api(config, profile, request_timeout)
     return Starlette(
-        routes=api.routes() + page_routes(api),
+        routes=[*api.routes(), *page_routes(api), *extra_routes],
         lifespan=api.lifespan,
         exception_handlers={HTTPException: _http_error, Exception: _internal},
         middleware=[

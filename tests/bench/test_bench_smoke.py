@@ -36,4 +36,12 @@ def test_smoke_run_writes_every_measure_to_the_json_report(tmp_path: Path) -> No
     assert set(smoke["serve"]) >= {"p50_ms", "p95_ms", "overhead_ms", "resident_cli_median_ms"}
     assert smoke["serve"]["sources"] == 4
     assert smoke["serve"]["outcomes"] == ["answered"]
+    resident = smoke["resident"]
+    assert set(resident) >= {
+        "cold_median_ms", "resident_median_ms", "serve_errors", "serve_p95_ms",
+        "cold_peak_rss_tree_mb", "serve_peak_rss_tree_mb",
+    }
+    assert resident["resident_exit_codes"] == [0]
+    assert resident["serve_errors"] == 0
     assert b"cold query" in done.stdout
+    assert b"resident query (CLI wall)" in done.stdout

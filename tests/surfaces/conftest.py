@@ -103,6 +103,7 @@ def write_workspace(root: Path) -> Workspace:
         "XDG_STATE_HOME": str(root / "state"),
         "XDG_CACHE_HOME": str(root / "cache"),
         "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "RECALL_DAEMON": "0",  # a resident broker would outlive the session
     }
     return Workspace(root, env)
 

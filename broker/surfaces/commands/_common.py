@@ -39,6 +39,13 @@ def add_server(parser: argparse.ArgumentParser) -> None:
         metavar="ENV",
         help="environment variable holding the server's bearer token (with --server)",
     )
+    # Commands otherwise run in the resident broker (see 'recall daemon'); the choice is
+    # made before parsing, so here the flag only has to be accepted.
+    parser.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="run in this process, not in the resident broker (also RECALL_DAEMON=0)",
+    )
 
 
 def parse_time(value: str, flag: str) -> datetime:
@@ -54,7 +61,11 @@ def parse_time(value: str, flag: str) -> datetime:
 
 
 def with_broker(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``work(broker)`` against the local configuration or a ``--server``."""
+    """Run ``work(broker)`` against the local configuration, a ``--server``, or the resident broker."""
+    resident = getattr(args, "resident", None)
+    if resident is not None:
+        return resident(work)  # type: ignore[no-any-return]
+
     import anyio
 
     token_env = getattr(args, "auth_token_env", None)

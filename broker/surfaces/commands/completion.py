@@ -29,7 +29,8 @@ def command_flags() -> dict[str, list[str]]:
     """Every command's long and short flags, read from its own parser."""
     from importlib import import_module
 
-    from broker.surfaces.cli import COMMANDS, Parser
+    from broker.surfaces.cli import COMMANDS
+    from broker.surfaces.parser import Parser
 
     flags: dict[str, list[str]] = {}
     for name, (module_name, _) in COMMANDS.items():

@@ -1,0 +1,213 @@
+"""Cold and resident queries over the notes corpus, and ``recall serve`` under concurrent clients.
+
+Registered in ``run.py``; per corpus size it measures, on the notes source
+alone (``--scope source=notes`` in the ``cli`` profile, whose index the
+refresh step built):
+
+* cold ``recall query``: wall time of the whole command, in process
+  (``RECALL_DAEMON=0``), adapter started and stopped each time;
+* resident ``recall query``: wall time of the command answered by the
+  resident broker (started by a first, unmeasured query, stopped afterwards);
+* ``recall serve`` with 8 concurrent clients x 50 queries, each client on its
+  own keep-alive connection: errors (any status but 200, or a connection
+  failure) and latency percentiles;
+* peak RSS of the process tree: the cold query's (``/proc`` sampled every
+  2 ms, the command and its adapter) and the server's while under that load.
+
+Targets are the issue's table for 10k and 100k notes.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from typing import Any
+
+QUERIES = ("postgres backup restore", "wireguard certificate renewal", "grafana alert disk")
+CLIENTS = 8
+QUERIES_PER_CLIENT = 50
+NAME = "resident"
+
+TARGETS: dict[str, dict[str, str]] = {
+    "10k": {"cold": "≤ 120 ms median", "resident": "≤ 25 ms median"},
+    "100k": {"cold": "≤ 300 ms median", "resident": "≤ 50 ms median",
+             "serve": "0 errors, p95 ≤ 150 ms", "rss": "≤ 150 MB"},
+}
+
+
+def measure(env: Any, runs: Any) -> dict[str, Any]:
+    """``env`` is run.py's Env (private XDG home, indexes built); ``runs`` its Runs."""
+    notes_only = ("--profile", "cli", "--scope", "source=notes", "--json")
+    cold = [env.run("query", QUERIES[i % len(QUERIES)], *notes_only)[0] for i in range(runs.query_runs)]
+    return {
+        "cold_median_ms": _median(cold),
+        "cold_p95_ms": _p95(cold),
+        "cold_peak_rss_tree_mb": _cold_tree_rss(env, notes_only),
+        **_resident(env, runs, notes_only),
+        **_concurrent_serve(env, runs),
+    }
+
+
+def rows(size: str, result: dict[str, Any]) -> list[tuple[str, str, str]]:
+    target = TARGETS.get(size, {})
+    return [
+        (f"[{size}] cold query, notes only", f"{result['cold_median_ms']} ms median, "
+         f"{result['cold_p95_ms']} ms p95", target.get("cold", "")),
+        (f"[{size}] resident query (CLI wall), notes only", f"{result['resident_median_ms']} ms median, "
+         f"{result['resident_p95_ms']} ms p95", target.get("resident", "")),
+        (f"[{size}] serve, {result['serve_clients']} clients x {result['serve_queries_per_client']}",
+         f"{result['serve_errors']} errors, p50 {result['serve_p50_ms']} ms, p95 {result['serve_p95_ms']} ms",
+         target.get("serve", "")),
+        (f"[{size}] peak RSS, tree (cold query / serve under load)",
+         f"{result['cold_peak_rss_tree_mb']} MB / {result['serve_peak_rss_tree_mb']} MB", target.get("rss", "")),
+    ]
+
+
+def _resident(env: Any, runs: Any, flags: tuple[str, ...]) -> dict[str, Any]:
+    runtime = tempfile.mkdtemp(prefix="rb", dir="/tmp")  # socket paths are bounded: keep it short
+    resident_env = {**env.vars, "RECALL_DAEMON": "1", "XDG_RUNTIME_DIR": runtime}
+    walls: list[float] = []
+    codes: set[int] = set()
+    try:
+        _timed(env, resident_env, "query", QUERIES[0], *flags)  # starts the broker and its adapter
+        for index in range(max(runs.query_runs, 5)):
+            wall, code = _timed(env, resident_env, "query", QUERIES[index % len(QUERIES)], *flags)
+            walls.append(wall)
+            codes.add(code)
+    finally:
+        _timed(env, resident_env, "daemon", "stop")
+        shutil.rmtree(runtime, ignore_errors=True)
+    return {"resident_median_ms": _median(walls), "resident_p95_ms": _p95(walls),
+            "resident_exit_codes": sorted(codes)}
+
+
+def _timed(env: Any, variables: dict[str, str], *args: str) -> tuple[float, int]:
+    started = time.perf_counter()
+    done = subprocess.run([*env.recall, *args], env=variables, cwd=env.home, capture_output=True)
+    return (time.perf_counter() - started) * 1000, done.returncode
+
+
+def _concurrent_serve(env: Any, runs: Any) -> dict[str, Any]:
+    server = subprocess.Popen(
+        [*env.recall, "serve", "--addr", "127.0.0.1:0", "--profile", "cli"],
+        env=env.vars, cwd=env.home, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    per_client = QUERIES_PER_CLIENT if runs.serve_runs >= QUERIES_PER_CLIENT else runs.serve_runs
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline().decode().rsplit(":", 1)[1])
+        warm = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        _post(warm, QUERIES[0])  # starts the adapter
+        warm.close()
+        latencies: list[float] = []
+        errors: list[str] = []
+        sampling = threading.Event()
+        peak = [0]
+
+        def sample() -> None:
+            while not sampling.is_set():
+                peak[0] = max(peak[0], tree_rss_kb(server.pid))
+                time.sleep(0.002)
+
+        def client(number: int) -> None:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            for index in range(per_client):
+                started = time.perf_counter()
+                try:
+                    status = _post(connection, QUERIES[(number + index) % len(QUERIES)])
+                except (OSError, http.client.HTTPException) as exc:
+                    errors.append(type(exc).__name__)
+                    connection.close()
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                    continue
+                latencies.append((time.perf_counter() - started) * 1000)
+                if status != 200:
+                    errors.append(str(status))
+            connection.close()
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        clients = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
+        for thread in clients:
+            thread.start()
+        for thread in clients:
+            thread.join()
+        sampling.set()
+        sampler.join()
+        return {
+            "serve_clients": CLIENTS,
+            "serve_queries_per_client": per_client,
+            "serve_errors": len(errors),
+            "serve_error_kinds": sorted(set(errors)),
+            "serve_p50_ms": _median(latencies),
+            "serve_p95_ms": _p95(latencies),
+            "serve_peak_rss_tree_mb": round(peak[0] / 1024, 1),
+        }
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+def _post(connection: http.client.HTTPConnection, query: str) -> int:
+    payload = json.dumps({"query": query, "scope": {"source_ids": ["notes"]}}).encode()
+    connection.request("POST", "/v1/query", payload, {"Content-Type": "application/json"})
+    reply = connection.getresponse()
+    reply.read()
+    return reply.status
+
+
+def _cold_tree_rss(env: Any, flags: tuple[str, ...]) -> float | None:
+    command = subprocess.Popen([*env.recall, "query", QUERIES[0], *flags], env=env.vars, cwd=env.home,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while command.poll() is None:
+        peak = max(peak, tree_rss_kb(command.pid))
+        time.sleep(0.002)
+    return round(peak / 1024, 1) if peak else None
+
+
+def tree_rss_kb(root: int) -> int:
+    """Resident set of ``root`` and every descendant, from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        rss[int(entry.name)] = int(fields[21]) * page_kb
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack += children.get(pid, [])
+    return total
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
+
+
+def _p95(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1)

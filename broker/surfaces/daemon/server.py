@@ -1,0 +1,277 @@
+"""The resident broker process: the ``recall serve`` application on a private Unix socket.
+
+Besides the ``/v1`` API it answers three routes meant for the thin client:
+
+``POST /v1/cli``          run one command line (``{"argv", "version"}``) against the warm
+                          broker; reply ``{"exit_code", "stdout", "stderr"}``, the bytes the
+                          command prints in process
+``GET /v1/daemon``        what this broker is: pid, socket, version, uptime, idle limit
+``POST /v1/daemon/stop``  leave now
+
+Before each command the broker compares its configuration files, adapter
+programs and version with what it started with; on a difference it unlinks
+its socket, answers ``409 resident_stale`` and leaves, and the client starts a
+fresh one. It also leaves after ``idle_seconds`` without a request.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import Any
+
+import anyio.from_thread
+import anyio.to_thread
+import uvicorn
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from broker import __version__
+from broker.config import Config
+from broker.surfaces.daemon import capture
+from broker.surfaces.daemon.client import STALE_CODE
+from broker.surfaces.daemon.fingerprint import Fingerprint, version_change
+from broker.surfaces.daemon.peer import same_user
+from broker.surfaces.http import create_app, json_response, problem, read_object
+
+# Runs ``work(broker)`` on the resident broker's event loop, from a command's worker thread.
+OnTheBroker = Callable[[Callable[[Any], Awaitable[Any]]], Any]
+IDLE_ENV = "RECALL_DAEMON_IDLE_SECONDS"
+DEFAULT_IDLE_SECONDS = 900.0
+SHUTDOWN_GRACE = 5
+
+
+class Resident:
+    """What the routes share: identity, activity, and whether this broker is leaving."""
+
+    def __init__(self, config: Config, socket_path: str, idle_seconds: float) -> None:
+        self.config = config
+        self.socket_path = socket_path
+        self.idle_seconds = idle_seconds
+        self.fingerprint = Fingerprint.of(config)
+        self.started_at = time.time()
+        self.last_active = time.monotonic()
+        self.in_flight = 0
+        self.commands = 0
+        self.leaving: str | None = None
+        self.socket_inode: int | None = None
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "socket": self.socket_path,
+            "version": __version__,
+            "config_file": str(self.config.paths.config_file),
+            "project_file": str(self.config.paths.project_file or "") or None,
+            "started_at": self.started_at,
+            "uptime_seconds": round(time.time() - self.started_at, 1),
+            "idle_seconds": round(time.monotonic() - self.last_active, 1) if not self.in_flight else 0.0,
+            "idle_limit_seconds": self.idle_seconds,
+            "commands_served": self.commands,
+            "leaving": self.leaving,
+        }
+
+    def stale(self, client_version: str) -> str | None:
+        return version_change(client_version) or self.fingerprint.change()
+
+    def idle_expired(self) -> bool:
+        return not self.in_flight and time.monotonic() - self.last_active >= self.idle_seconds
+
+    def retire(self, why: str) -> None:
+        """Stop taking new commands: the socket path is freed for a successor at once."""
+        if self.leaving is None:
+            self.leaving = why
+            self.release_socket()
+
+    def release_socket(self) -> None:
+        """Unlink the socket path, unless a successor's socket is there by now."""
+        with suppress(OSError):
+            if os.stat(self.socket_path).st_ino == self.socket_inode:
+                os.unlink(self.socket_path)
+
+
+class Activity:
+    """Counts requests in flight and notes the last one, for the idle limit.
+
+    Asking the broker about itself (``/v1/daemon``) is not activity: a status
+    check must not keep an idle broker alive.
+    """
+
+    def __init__(self, app: ASGIApp, resident: Resident) -> None:
+        self.app = app
+        self.resident = resident
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith("/v1/daemon"):
+            await self.app(scope, receive, send)
+            return
+        self.resident.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.resident.in_flight -= 1
+            self.resident.last_active = time.monotonic()
+
+
+class SameUserProtocol(H11Protocol):
+    """HTTP/1.1 that hangs up on a connection from any other user, before reading a byte."""
+
+    def connection_made(self, transport: Any) -> None:  # asyncio.Transport
+        super().connection_made(transport)
+        connected = transport.get_extra_info("socket")
+        if connected is None or not same_user(connected):
+            sys.stderr.write("refused a connection from another user\n")
+            transport.close()
+
+
+class ResidentServer(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, resident: Resident) -> None:
+        super().__init__(config)
+        self.resident = resident
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Here, not after run() returns: uvicorn re-raises SIGTERM once it has shut down.
+        self.resident.release_socket()
+        await super().shutdown(sockets)
+
+    async def on_tick(self, counter: int) -> bool:
+        if await super().on_tick(counter):
+            return True
+        if self.resident.leaving is None and self.resident.idle_expired():
+            self.resident.retire(f"idle for {self.resident.idle_seconds:g}s")
+        return self.resident.leaving is not None
+
+
+def run_command(argv: list[str], resident_broker: OnTheBroker) -> dict[str, Any]:
+    """Run one command line as ``recall`` would, with this thread's output captured."""
+    from broker.surfaces.cli import dispatch
+
+    out, err = sys.stdout, sys.stderr
+    assert isinstance(out, capture.RoutedStream) and isinstance(err, capture.RoutedStream)
+    with out.captured() as stdout, err.captured() as stderr:
+        try:
+            code = dispatch(argv, resident=resident_broker)
+        except SystemExit as exit_:
+            code = exit_code_of(exit_)
+    return {"exit_code": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+
+
+def exit_code_of(exit_: SystemExit) -> int:
+    """The status the interpreter would exit with for ``exit_``, printing its message like it does."""
+    if exit_.code is None:
+        return 0
+    if isinstance(exit_.code, int):
+        return exit_.code
+    sys.stderr.write(f"{exit_.code}\n")
+    return 1
+
+
+def routes(resident: Resident) -> list[Route]:
+    async def cli(request: Request) -> Response:
+        body = await read_object(request)
+        argv, version = body.get("argv"), body.get("version")
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not isinstance(version, str):
+            return problem(400, "bad_request", 'expected {"argv": [strings], "version": string}')
+        why = resident.leaving or resident.stale(version)
+        if why:
+            resident.retire(why)
+            return problem(409, STALE_CODE, why)
+        broker = request.app.state.broker
+
+        def on_the_broker(work: Callable[[Any], Awaitable[Any]]) -> Any:
+            async def call() -> Any:
+                return await work(broker)
+
+            return anyio.from_thread.run(call)
+
+        resident.commands += 1
+        reply = await anyio.to_thread.run_sync(run_command, argv, on_the_broker)
+        return json_response(reply)
+
+    async def status(request: Request) -> Response:
+        return json_response(resident.status())
+
+    async def stop(request: Request) -> Response:
+        resident.retire("stopped by 'recall daemon stop'")
+        return json_response(resident.status())
+
+    return [
+        Route("/v1/cli", cli, methods=["POST"]),
+        Route("/v1/daemon", status, methods=["GET"]),
+        Route("/v1/daemon/stop", stop, methods=["POST"]),
+    ]
+
+
+def bind(path: str) -> socket.socket:
+    """A listening socket at ``path``, mode 0600 from its first moment, moved into place whole."""
+    staging = f"{path}.{os.getpid()}"
+    with suppress(FileNotFoundError):
+        os.unlink(staging)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    previous = os.umask(0o177)
+    try:
+        listener.bind(staging)
+    finally:
+        os.umask(previous)
+    listener.listen(128)
+    os.rename(staging, path)
+    return listener
+
+
+def idle_limit(given: float | None) -> float:
+    from broker.errors import UsageError
+
+    if given is not None:
+        return given
+    text = os.environ.get(IDLE_ENV, "").strip()
+    if not text:
+        return DEFAULT_IDLE_SECONDS
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"{IDLE_ENV}={text!r}: expected a number of seconds") from None
+
+
+def serve(socket_path: str, idle_seconds: float) -> int:
+    """Run until idle, stale, stopped or signalled; the socket path is released on the way out."""
+    from broker.config import load_config
+
+    config = load_config()
+    resident = Resident(config, socket_path, idle_seconds)
+    app = create_app(
+        config,
+        profile=config.profile("").name,
+        bound_host="127.0.0.1",
+        extra_routes=routes(resident),
+    )
+    server = ResidentServer(
+        uvicorn.Config(
+            Activity(app, resident),
+            http=SameUserProtocol,
+            lifespan="on",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        ),
+        resident,
+    )
+    capture.install()
+    listener = bind(socket_path)
+    resident.socket_inode = os.stat(socket_path).st_ino
+    try:
+        server.run(sockets=[listener])
+    finally:
+        resident.release_socket()
+        listener.close()
+        if resident.leaving:
+            sys.stderr.write(f"resident broker left: {resident.leaving}\n")
+    return 0

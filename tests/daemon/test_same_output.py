@@ -1,0 +1,65 @@
+"""A command answered by the resident broker prints what it prints in process, byte for byte."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import pytest
+
+RENDERINGS = [(), ("--json",), ("--explain",), ("--json", "--explain")]
+CASES = {
+    "answered": (0, ("query", "restore", "drill")),
+    "abstained": (2, ("query", "submarine", "ballast")),
+    "degraded": (3, ("query", "--profile", "degraded", "restore", "drill")),
+    "failed": (4, ("query", "--profile", "failed", "restore", "drill")),
+}
+# What differs between any two runs of one query: the clock and measured durations.
+VOLATILE = re.compile(
+    r'("(?:\w+_ns|\w+_ms|deadline|evaluated_at|checked_at|confirmed_at|observed_at)": )'
+    r'("[^"]*"|\d+(?:\.\d+)?)'
+    r"|((?:elapsed|cold start|timeout|\w+_ms)[ =])\d+(?:\.\d+)?(?:ns|µs|ms|s)?"
+    r"|((?:observed|confirmed|checked|deadline|evaluated) )\d{4}-\d\d-\d\dT\S+"
+)
+
+
+def masked(text: str) -> str:
+    return VOLATILE.sub(lambda m: (m.group(1) or m.group(3) or m.group(4)) + "<volatile>", text)
+
+
+def differences(warm: str, cold: str) -> str:
+    lines = difflib.unified_diff(masked(cold).splitlines(), masked(warm).splitlines(), "in process", "resident", lineterm="")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_query_output_and_exit_code_match_the_in_process_path(resident, case):
+    code, command = CASES[case]
+    for flags in RENDERINGS:
+        cold = resident.cold(*command, *flags)
+        warm = resident.recall(*command, *flags)
+        assert (warm.returncode, cold.returncode) == (code, code), (flags, cold.stderr, warm.stderr)
+        assert masked(warm.stdout) == masked(cold.stdout), (flags, differences(warm.stdout, cold.stdout))
+        assert warm.stderr == cold.stderr, flags
+    assert resident.status()["commands_served"] == len(RENDERINGS)
+
+
+def test_usage_and_request_errors_match_the_in_process_path(resident):
+    for command in (
+        ("query",),
+        ("query", "restore", "--scope", "colour=red"),
+        ("query", "restore", "--profile", "nope"),
+        ("query", "restore", "--limit", "-1"),
+        ("expand", "nowhere:x"),
+    ):
+        cold, warm = resident.cold(*command), resident.recall(*command)
+        assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+        assert warm.returncode in (1, 4)
+    assert resident.status()["commands_served"] == 5
+
+
+def test_expand_and_sources_match_the_in_process_path(resident):
+    for command in (("expand", "kb:restore.md#L1-L3"), ("expand", "--json", "tasks:t1"), ("sources",)):
+        cold, warm = resident.cold(*command), resident.recall(*command)
+        assert warm.returncode == cold.returncode == 0, (cold.stderr, warm.stderr)
+        assert masked(warm.stdout) == masked(cold.stdout), differences(warm.stdout, cold.stdout)

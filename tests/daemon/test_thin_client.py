@@ -1,0 +1,63 @@
+"""The command line reaches the resident broker through the standard library alone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from broker.surfaces.daemon.client import wanted
+
+PROBE = """
+import sys
+at_start = set(sys.modules)  # what the interpreter's site hooks loaded
+import broker.surfaces.cli, broker.surfaces.daemon.client
+loaded = {name.split(".")[0] for name in set(sys.modules) - at_start}
+print(" ".join(sorted(loaded - set(sys.stdlib_module_names) - {"broker"})))
+"""
+
+
+def test_the_thin_path_imports_nothing_beyond_the_standard_library():
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["query", "restore"],
+        ["expand", "notes:a.md#L1-L2"],
+        ["sources", "--json"],
+        ["refresh", "--source", "notes"],
+        ["query", "--", "--server"],  # after '--' it is the question, not a flag
+    ],
+)
+def test_commands_that_talk_to_sources_go_to_the_resident_broker(argv):
+    assert wanted(argv, {}, stderr_is_terminal=False)
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ"),
+    [
+        (["query", "--no-daemon", "restore"], {}),
+        (["query", "--no-d", "restore"], {}),  # argparse takes an unambiguous prefix
+        (["query", "restore"], {"RECALL_DAEMON": "0"}),
+        (["query", "restore"], {"RECALL_DAEMON": "off"}),
+        (["query", "--server", "http://127.0.0.1:8765", "restore"], {}),
+        (["query", "--server=http://127.0.0.1:8765", "restore"], {}),
+        (["query", "restore"], {"RECALL_SERVER": "http://127.0.0.1:8765"}),
+        (["query", "--help"], {}),
+        (["query", "-h"], {}),
+        (["init", "--notes", "/tmp"], {}),
+        (["doctor"], {}),
+        (["serve"], {}),
+    ],
+)
+def test_other_paths_and_commands_run_in_process(argv, environ):
+    assert not wanted(argv, environ, stderr_is_terminal=False)
+
+
+def test_refresh_on_a_terminal_runs_in_process_to_draw_its_progress():
+    assert not wanted(["refresh"], {}, stderr_is_terminal=True)
+    assert wanted(["query", "restore"], {}, stderr_is_terminal=True)
