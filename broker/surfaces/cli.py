@@ -42,6 +42,26 @@ class Parser(argparse.ArgumentParser):
         sys.stderr.write(f"recall: {message}\n")
         raise SystemExit(1)
 
+    def parse_command(self, argv: list[str]) -> argparse.Namespace:
+        """Flags and operands in any order; ``--`` ends the flags.
+
+        Everything after ``--`` is an operand even when it starts with ``-``
+        (``recall query -- -sourdough``). argparse's intermixed parsing drops
+        that meaning, so the operands stand in as tokens that cannot look like
+        flags and are put back once parsed.
+        """
+        if "--" not in argv:
+            return self.parse_intermixed_args(argv)
+        cut = argv.index("--")
+        operands = {f"\0operand{i}": value for i, value in enumerate(argv[cut + 1 :])}
+        args = self.parse_intermixed_args([*argv[:cut], *operands])
+        for name, value in vars(args).items():
+            if isinstance(value, list):
+                setattr(args, name, [operands.get(v, v) if isinstance(v, str) else v for v in value])
+            elif isinstance(value, str) and value in operands:
+                setattr(args, name, operands[value])
+        return args
+
 
 def usage() -> str:
     width = max(len(name) for name in COMMANDS)
@@ -79,7 +99,7 @@ def dispatch(argv: list[str]) -> int:
     )
     module.configure(parser)
     try:
-        args = parser.parse_intermixed_args(rest)
+        args = parser.parse_command(rest)
         return int(module.run(args))
     except RecallError as exc:
         sys.stderr.write(f"recall: {exc}\n")

@@ -127,3 +127,16 @@ def test_help_and_version(home):
     version = recall("version")
     assert version.code == 0 and version.stdout.startswith("recall ")
     assert recall("no-such-command").code == 1
+
+
+def test_double_dash_ends_the_flags_of_query(home):
+    starter = {"id": "-sourdough", "title": "Starter", "body": "Feed it daily."}
+    run = home(notes={"records": [RESTORE, starter]})("query", "--json", "--", "-sourdough")
+    assert run.code == 0, run.stderr
+    assert [r["locator"] for r in run.json["results"]] == ["notes:-sourdough"]
+
+
+def test_double_dash_ends_the_flags_of_expand(home):
+    run = home(notes={"records": [RESTORE]})("expand", "--", "-x")
+    assert run.code == 1
+    assert "malformed locator '-x'" in run.stderr
