@@ -33,6 +33,7 @@ from broker.contracts import (
     SearchOutcome,
     SkipReason,
     SourceReport,
+    SourcesResponse,
     Suppression,
     SuppressionReason,
 )
@@ -68,7 +69,7 @@ class Broker:
     ) -> RefreshResponse:
         return await refresh_sources(self.config, self.supervisor, request, progress)
 
-    async def sources(self, profile: str = "") -> dict[str, Any]:
+    async def sources(self, profile: str = "") -> SourcesResponse:
         return await list_sources(self.config, self.supervisor, profile)
 
     # -- query ---------------------------------------------------------------

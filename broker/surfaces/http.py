@@ -364,13 +364,14 @@ class Api:
         return json_response(response.to_json(), status, {"Recall-Outcome": str(response.outcome)})
 
     async def sources(self, request: Request) -> Response:
-        from broker.listing import listing_status
+        from broker.contracts import ListingStatus
 
         profile = self.served(request.query_params.get("profile"))
         listing = await self.call(self.broker.sources(profile))
-        coverage = listing_status(listing)
-        status = outcome_status(coverage == "failed", coverage == "degraded")
-        return json_response(listing, status, {"Recall-Coverage": coverage})
+        status = outcome_status(
+            listing.status == ListingStatus.failed, listing.status == ListingStatus.degraded
+        )
+        return json_response(listing.to_json(), status, {"Recall-Coverage": str(listing.status)})
 
     async def doctor(self, request: Request) -> Response:
         from broker.doctor import DiagnosisStatus, diagnose, to_json

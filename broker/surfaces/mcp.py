@@ -325,11 +325,11 @@ class Tools:
         )
 
     async def sources(self) -> types.CallToolResult:
-        from broker.listing import listing_status
+        from broker.contracts import ListingStatus
         from broker.render.tool import sources_text
 
         listing = await self.broker.sources(self.profile)
-        return text_result(sources_text(listing), listing, error=listing_status(listing) == "failed")
+        return text_result(sources_text(listing), listing.to_json(), error=listing.status == ListingStatus.failed)
 
 
 def build_server(config: Config, profile: str) -> Server[Tools]:
