@@ -47,7 +47,6 @@ from broker.contracts import (
 )
 from broker.errors import (
     ExpandError,
-    ExpandErrorCode,
     RecallError,
     UnknownProfile,
     UnsatisfiableScope,
@@ -76,18 +75,6 @@ ENDPOINTS = {
     "/v1/health": ("GET",),
     "/v1/version": ("GET",),
     "/v1/doctor": ("GET",),
-}
-
-EXPAND_STATUS = {
-    ExpandErrorCode.malformed_locator: 400,
-    ExpandErrorCode.denied: 403,
-    ExpandErrorCode.not_configured: 404,
-    ExpandErrorCode.locator_unknown: 404,
-    ExpandErrorCode.locator_expired: 410,
-    ExpandErrorCode.timeout: 504,
-    ExpandErrorCode.unreachable: 502,
-    ExpandErrorCode.budget_exceeded: 502,
-    ExpandErrorCode.failed: 502,
 }
 
 ORIGIN_REJECTED = "requests carrying an Origin header are refused: this API is not for browsers"
@@ -349,7 +336,7 @@ class Api:
         try:
             response = await self.call(self.broker.expand(asked))
         except ExpandError as exc:
-            return problem(EXPAND_STATUS.get(exc.code, 502), str(exc.code), exc.message)
+            return problem(exc.stated.http_status, str(exc.code), exc.message)
         return json_response(response.to_json())
 
     async def refresh(self, request: Request) -> Response:

@@ -360,11 +360,11 @@ class Plugin:
         return {"page": result_page(response, params.get("sort"))}
 
     def get_result(self, params: dict[str, Any]) -> dict[str, Any]:
-        from broker.expand import split_locator
+        from broker.locator import Locator
 
         locator = str(params.get("id") or "").strip()
         try:
-            source_id, local = split_locator(locator)
+            parsed = Locator.parse(locator)
         except ExpandError as exc:
             raise invalid(exc.message) from None
         config = load()
@@ -373,6 +373,12 @@ class Plugin:
                                 profile=profile)
         try:
             response = self.run(config, lambda broker: broker.expand(request))
+        except ExpandError as exc:
+            stated = exc.stated
+            if stated.usage:
+                raise invalid(exc.message) from None
+            raise Refusal(stated.sidecar_code, f"recall could not expand {locator}: {exc}",
+                          retryable=stated.retryable) from None
         except RecallError as exc:
             raise Refusal("unavailable", f"recall could not expand {locator}: {exc}", retryable=True) from None
         provenance = [
@@ -392,9 +398,9 @@ class Plugin:
             sections.append({"title": "Provenance", "fields": provenance})
         return {"resource": {
             "identity": locator,
-            "title": line(local, 300),
-            "subtitle": line(source_id, 120),
-            "fields": [{"label": "Source", "value": line(source_id, 512)},
+            "title": line(parsed.local, 300),
+            "subtitle": line(parsed.source_id, 120),
+            "fields": [{"label": "Source", "value": line(parsed.source_id, 512)},
                        {"label": "Locator", "value": line(locator, 512)}],
             "sections": sections,
         }}

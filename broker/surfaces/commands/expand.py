@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"error": {"code": str(exc.code), "message": exc.message}})
         sys.stderr.write(f"recall: {args.locator} could not be expanded: {exc.message}\n")
-        return 1 if exc.code == "malformed_locator" else 4
+        return exc.stated.exit_code
     if args.json:
         print_json(response.to_json())
     else:
