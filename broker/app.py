@@ -17,6 +17,7 @@ import anyio
 
 from adapter_sdk.protocol import SearchParams
 from broker.admission import admit, failure_report, stamp
+from broker.catchup import catching_up
 from broker.config import Config, SourceConfig
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
@@ -172,6 +173,8 @@ class Broker:
                 timeout_limit_ns=int(target.timeout_limit.total_seconds() * 1e9),
                 deadline=params.deadline,
             )
+            if report.timeout is not None:
+                report.timeout.catching_up = catching_up(target.health, source.source_id)
             return report, [], 0
         admitted = admit(
             result,

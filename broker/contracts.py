@@ -264,6 +264,7 @@ class TimeoutDetail(Model):
     budget: TimeoutBudget
     limit_ns: int | None = None
     deadline: datetime | None = None
+    catching_up: str | None = None  # the source's index was behind: what it said, what to run
 
 
 class SourceReport(Model):
