@@ -22,7 +22,7 @@ source is asked again, and the profile's sensitivity ceiling is checked again.
 Exit 4 when the locator cannot be expanded (unknown source, denied, expired)."""
 EXIT_CODES = """exit codes:
   0  the evidence was read
-  1  error: bad usage (a malformed locator included) or configuration
+  1  error: bad usage (a malformed locator, or one its source cannot parse) or configuration
   4  the locator could not be expanded: unknown source, denied, expired, unreachable"""
 
 
