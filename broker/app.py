@@ -17,6 +17,7 @@ import anyio
 
 from adapter_sdk.protocol import SearchParams
 from broker.admission import admit, drop_references, failure_report, stamp
+from broker.catchup import catching_up
 from broker.config import Config, SourceConfig
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
@@ -33,6 +34,7 @@ from broker.contracts import (
     SearchOutcome,
     SkipReason,
     SourceReport,
+    SourcesResponse,
     Suppression,
     SuppressionReason,
 )
@@ -69,7 +71,7 @@ class Broker:
     ) -> RefreshResponse:
         return await refresh_sources(self.config, self.supervisor, request, progress)
 
-    async def sources(self, profile: str = "") -> dict[str, Any]:
+    async def sources(self, profile: str = "") -> SourcesResponse:
         return await list_sources(self.config, self.supervisor, profile)
 
     # -- query ---------------------------------------------------------------
@@ -178,6 +180,8 @@ class Broker:
                 timeout_limit_ns=int(target.timeout_limit.total_seconds() * 1e9),
                 deadline=params.deadline,
             )
+            if report.timeout is not None:
+                report.timeout.catching_up = catching_up(target.health, source.source_id)
             return report, [], 0
         admitted = admit(
             result,

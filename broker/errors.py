@@ -8,7 +8,7 @@
     │   ├── UnknownProfile           the named profile is not configured
     │   └── UnsatisfiableScope       scope names sources that cannot be searched
     ├── FusionError                  the candidate pool breaks a fusion precondition
-    └── ExpandError                  a locator could not be expanded (exit 4); has a code
+    └── ExpandError                  a locator could not be expanded; has a code (see EXPAND_ERRORS)
 
 Adapter failures are not exceptions at this level: the supervisor classifies
 them into a :class:`broker.supervise.AdapterFailure` and the application turns
@@ -101,3 +101,42 @@ class ExpandError(RecallError):
         super().__init__(message)
         self.code = code
         self.message = message
+
+    @property
+    def stated(self) -> ExpandErrorClass:
+        return EXPAND_ERRORS[self.code]
+
+
+@dataclass(frozen=True)
+class ExpandErrorClass:
+    """How every surface states one expand error code."""
+
+    exit_code: int  # recall expand
+    http_status: int
+    sidecar_code: str  # sidecar.plugin/v1 error code
+    retryable: bool = False
+
+    @property
+    def usage(self) -> bool:
+        """The caller's locator was wrong, not the source: nothing to retry."""
+        return self.exit_code == 1
+
+
+_USAGE = ExpandErrorClass(1, 400, "invalid_request")
+_UNAVAILABLE = "unavailable"
+
+# One table for every surface. A locator is malformed when the broker cannot
+# split it or its source's adapter cannot parse the local part
+# (``locator_unknown``); either is a usage error. A locator that parses but no
+# longer resolves, or a source that cannot be read, is a failed expansion.
+EXPAND_ERRORS: dict[ExpandErrorCode, ExpandErrorClass] = {
+    ExpandErrorCode.malformed_locator: _USAGE,
+    ExpandErrorCode.locator_unknown: _USAGE,
+    ExpandErrorCode.denied: ExpandErrorClass(4, 403, _UNAVAILABLE),
+    ExpandErrorCode.not_configured: ExpandErrorClass(4, 404, _UNAVAILABLE),
+    ExpandErrorCode.locator_expired: ExpandErrorClass(4, 410, _UNAVAILABLE, retryable=True),
+    ExpandErrorCode.timeout: ExpandErrorClass(4, 504, _UNAVAILABLE, retryable=True),
+    ExpandErrorCode.unreachable: ExpandErrorClass(4, 502, _UNAVAILABLE, retryable=True),
+    ExpandErrorCode.budget_exceeded: ExpandErrorClass(4, 502, _UNAVAILABLE),
+    ExpandErrorCode.failed: ExpandErrorClass(4, 502, _UNAVAILABLE, retryable=True),
+}

@@ -8,6 +8,7 @@ from adapter_sdk.protocol import ExpandParams
 from broker.config import Config
 from broker.contracts import DEFAULT_EXPAND_BUDGET_BYTES, ExpandRequest, ExpandResponse
 from broker.errors import ExpandError, ExpandErrorCode
+from broker.locator import Locator
 from broker.plan import adapter_spec, effective_sensitivity
 from broker.sanitize import EXPANSION_BYTES, clean_expansion, clean_line
 from broker.supervise import AdapterFailure, FailureReason, Supervisor
@@ -29,18 +30,8 @@ _CODES = {
 }
 
 
-def split_locator(locator: str) -> tuple[str, str]:
-    source_id, sep, local = locator.partition(":")
-    if not sep or not source_id.strip() or not local.strip():
-        raise ExpandError(
-            ExpandErrorCode.malformed_locator,
-            f"malformed locator {locator!r}: expected <source_id>:<local part>",
-        )
-    return source_id, local
-
-
 async def expand(config: Config, supervisor: Supervisor, request: ExpandRequest) -> ExpandResponse:
-    source_id, _ = split_locator(request.locator)
+    source_id = Locator.parse(request.locator).source_id
     profile = config.profile(request.profile)
     source = config.source(source_id)
     if source is None:

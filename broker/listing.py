@@ -1,4 +1,10 @@
-"""Listing configured sources, probing the ones this profile may use."""
+"""Listing configured sources, probing the ones this profile may use.
+
+Each row's :class:`SourceState` and the listing's :class:`ListingStatus` are
+decided here, once; every surface translates them and none re-decides. With
+every probed source unusable the listing is ``failed``: the CLI exits 4, HTTP
+answers 503, MCP marks the result an error, Sidecar shows a danger notice.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +15,17 @@ import anyio
 
 from adapter_sdk.protocol import HealthStatus, Sensitivity
 from broker.config import Config, SourceConfig
+from broker.contracts import ListingStatus, SourceRow, SourcesResponse, SourceState
 from broker.plan import adapter_spec, effective_sensitivity
 from broker.supervise import AdapterFailure, Supervisor
 
 PROBE_TIMEOUT = timedelta(seconds=10)
 
 
-async def list_sources(config: Config, supervisor: Supervisor, profile_name: str = "") -> dict[str, Any]:
+async def list_sources(config: Config, supervisor: Supervisor, profile_name: str = "") -> SourcesResponse:
     profile = config.profile(profile_name)
     sources = sorted(config.sources, key=lambda s: s.source_id)
-    rows: list[dict[str, Any]] = [_static_row(s, profile.sources, profile.max_sensitivity) for s in sources]
+    rows = [_static_row(s, profile.sources, profile.max_sensitivity) for s in sources]
 
     async def probe(row: dict[str, Any], source: SourceConfig) -> None:
         client = supervisor.client(adapter_spec(config, profile.name, source))
@@ -33,21 +40,20 @@ async def list_sources(config: Config, supervisor: Supervisor, profile_name: str
                 capabilities=[str(c) for c in manifest.capabilities],
                 query_modes=[str(m) for m in manifest.query_modes],
                 as_of_support=str(manifest.as_of_support),
+                derives_from=manifest.derives_from,
             )
             floor = effective_sensitivity(source, manifest)
             if floor != source.sensitivity:
                 # the adapter's floor wins over the configuration; above the ceiling, stop here
-                row.update(sensitivity=str(floor), permitted=floor <= profile.max_sensitivity)
+                row.update(sensitivity=floor, permitted=floor <= profile.max_sensitivity)
                 if not row["permitted"]:
+                    row["probed"] = False
                     return
-            if manifest.derives_from:
-                row["derives_from"] = manifest.derives_from
             if manifest.executable_requirements:
                 row["executable_requirements"] = [
                     r.to_wire() for r in manifest.executable_requirements
                 ]
-            health = await client.health(datetime.now(UTC) + timeout)
-            row["health"] = health.to_wire()
+            row["health"] = await client.health(datetime.now(UTC) + timeout)
         except (AdapterFailure, TimeoutError) as exc:
             row["error"] = exc.message if isinstance(exc, AdapterFailure) else "probe timed out"
 
@@ -55,22 +61,43 @@ async def list_sources(config: Config, supervisor: Supervisor, profile_name: str
         for row, source in zip(rows, sources, strict=True):
             if row["enabled"] and row["in_profile"] and row["permitted"]:
                 tasks.start_soon(probe, row, source)
-    return {
-        "profile": profile.name,
-        "max_sensitivity": str(profile.max_sensitivity),
-        "sources": rows,
-    }
+    listed = [SourceRow(**row, status=row_state(row)) for row in rows]
+    return SourcesResponse(
+        profile=profile.name,
+        max_sensitivity=profile.max_sensitivity,
+        status=listing_status(listed),
+        sources=listed,
+    )
+
+
+def row_state(row: dict[str, Any]) -> SourceState:
+    if not row["enabled"]:
+        return SourceState.disabled
+    if not row["probed"]:
+        return SourceState.not_probed
+    health = row.get("health")
+    if row.get("error") or health is None:
+        return SourceState.error
+    return SourceState(HealthStatus(health.status))
+
+
+def listing_status(rows: list[SourceRow]) -> ListingStatus:
+    probed = [row for row in rows if row.probed]
+    unusable = [row for row in probed if row.unusable]
+    if probed and len(unusable) == len(probed):
+        return ListingStatus.failed
+    return ListingStatus.degraded if unusable else ListingStatus.ok
 
 
 def _static_row(source: SourceConfig, members: list[str], ceiling: Sensitivity) -> dict[str, Any]:
-    row: dict[str, Any] = {
+    return {
         "source_uid": source.source_uid,
         "source_id": source.source_id,
         "adapter": source.adapter,
         "enabled": source.enabled,
         "in_profile": source.source_id in members,
         "location": source.location,
-        "sensitivity": str(source.sensitivity),
+        "sensitivity": source.sensitivity,
         "permitted": source.sensitivity <= ceiling,
         "freshness_mode": source.freshness_mode,
         "freshness_policy": source.freshness_policy,
@@ -80,16 +107,3 @@ def _static_row(source: SourceConfig, members: list[str], ceiling: Sensitivity) 
         "timeout_ms": source.timeout_ms,
         "probed": False,
     }
-    return {k: v for k, v in row.items() if v is not None}
-
-
-def listing_status(listing: dict[str, Any]) -> str:
-    """``ok``, ``degraded`` (a probed source errored or is unusable) or ``failed`` (all did)."""
-    probed = [r for r in listing["sources"] if r.get("probed")]
-    bad = [
-        r for r in probed
-        if "error" in r or r.get("health", {}).get("status") not in (HealthStatus.healthy, HealthStatus.degraded)
-    ]
-    if probed and len(bad) == len(probed):
-        return "failed"
-    return "degraded" if bad else "ok"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapter_sdk.conformance.detached import stop_recorded_servers
 from adapter_sdk.conformance.diff import Difference, compare
 from adapter_sdk.conformance.drive import Exchange, run_exchange
 from adapter_sdk.conformance.transcript import (
@@ -58,6 +59,7 @@ class CaseRun:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        stop_recorded_servers(self.root)  # a server the fixture's store started goes with it
         shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -53,6 +53,7 @@ from adapters.eventstore.beliefs import (
 )
 from adapters.eventstore.binary import BinaryUnavailable, PolignBinary, find_polign_server, locate
 from adapters.eventstore.history import render
+from adapters.eventstore.identity import StoreGuard, StoreRefused
 from adapters.eventstore.mcp_http import McpHttpSession
 from adapters.eventstore.mcp_stdio import (
     AccessDenied,
@@ -116,12 +117,15 @@ class EventStoreAdapter(Adapter):
         self._session: McpStdioSession | McpHttpSession | None = None
         self._session_lock = threading.Lock()
         self._startup_ms: float | None = None
+        self._guard: StoreGuard | None = None
 
     # -- protocol handlers -------------------------------------------------
 
     def initialize(self, params: InitializeParams) -> Manifest:
         settings = parse_settings(params.location, params.settings, params.base_dir)
         self._settings, self._source_id = settings, params.source_id
+        if settings.transport == "mcp" and settings.backend == "local":
+            self._guard = StoreGuard(settings.location, params.workdir)
         requirements = None
         if settings.transport == "mcp":
             try:
@@ -245,7 +249,7 @@ class EventStoreAdapter(Adapter):
         try:
             self._call("memory_history", HEALTH_PROBE_PAIR, params.deadline)
         except RpcError as exc:
-            reason = "store_unreachable"
+            reason = "store_refused" if isinstance(exc, StoreRefused) else "store_unreachable"
             if self._require_settings().transport == "mcp" and self._binary is None:
                 reason = "binary_unavailable"
             status = (
@@ -293,6 +297,16 @@ class EventStoreAdapter(Adapter):
     # -- talking to Polign --------------------------------------------------
 
     def _call(self, tool: str, arguments: dict[str, Any], deadline: datetime) -> Any:
+        """One tool call on the store the source last answered from (see :mod:`.identity`)."""
+        identity = self._guard.check() if self._guard else None
+        answer = self._call_tool(tool, arguments, deadline)
+        if self._guard and identity is not None:
+            if self._guard.check() != identity:  # replaced during the call: the answer is not its
+                raise RpcError(ErrorCode.source_unavailable, f"Polign Recall store {self._guard.location} changed during {tool}")
+            self._guard.answered(identity)
+        return answer
+
+    def _call_tool(self, tool: str, arguments: dict[str, Any], deadline: datetime) -> Any:
         """One tool call, with every failure turned into the protocol error it means."""
         session = self._open_session(deadline)
         try:

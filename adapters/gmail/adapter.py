@@ -9,7 +9,6 @@ mbox index load on first use, not at start-up.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
@@ -38,6 +37,7 @@ from adapter_sdk.protocol import (
 from adapter_sdk.server import Adapter
 from adapters.gmail.query import parse_question
 from adapters.gmail.settings import API, RECORD_TYPE, SETTINGS_SCHEMA, GmailConfig, load_config
+from adapters.gmail.threads import thread_id_of
 
 if TYPE_CHECKING:
     from adapters.gmail.live import ApiSource
@@ -47,7 +47,6 @@ ADAPTER_ID = "recall-gmail/1"
 MAX_CONCURRENCY = 4
 UNSUPPORTED_FILTERS = ("entities", "project")
 SUPPORTED_FILTERS = ("record_types", "since", "until")
-_THREAD_LOCATOR = re.compile(r"thread/([0-9a-f]{1,20}|ref[0-9a-f]{13})")
 
 
 class GmailAdapter(Adapter):
@@ -113,14 +112,12 @@ class GmailAdapter(Adapter):
     # -- expand ------------------------------------------------------------
 
     async def expand(self, params: ExpandParams) -> ExpandResult:  # type: ignore[override]
-        local = params.locator.split(":", 1)[1]
-        matched = _THREAD_LOCATOR.fullmatch(local)
-        if matched is None:
+        thread_id = thread_id_of(params.locator.split(":", 1)[1])
+        if thread_id is None:
             raise RpcError(
                 ErrorCode.locator_unknown,
                 f"{params.locator!r} does not name a Gmail thread: expected <source>:thread/<id>",
             )
-        thread_id = matched.group(1)
         if self._config.mode == API:
             return await self._api_source().expand(params, thread_id)
         return await anyio.to_thread.run_sync(

@@ -16,6 +16,7 @@ from datetime import datetime
 from email.utils import getaddresses
 from functools import lru_cache
 from typing import Any
+from urllib.parse import quote, unquote
 
 from adapter_sdk.lexical import stemmed, tokenize
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, Sensitivity
@@ -23,6 +24,7 @@ from adapter_sdk.relevance import lexical_relevance
 from adapters.gmail.settings import RECORD_TYPE
 
 MAX_SENDERS_SHOWN = 3
+_ENCODED = re.compile(r"(?:[A-Za-z0-9_.~-]|%[0-9A-F]{2})+")
 NO_SUBJECT = "(no subject)"
 # Mail whose subject says it carries a credential is held above the source's floor.
 _CREDENTIAL_SUBJECT = re.compile(
@@ -99,8 +101,23 @@ def header_relevance(summary: ThreadSummary, terms: tuple[str, ...]) -> float:
     return lexical_relevance(terms, tokenize(summary.pointer_text), key=stemmed)
 
 
+THREAD_PREFIX = "thread/"
+
+
 def locator(source_id: str, thread_id: str) -> str:
-    return f"{source_id}:thread/{thread_id}"
+    """``<source>:thread/<id>``, the id percent-encoded so that any id Gmail returns round-trips."""
+    return f"{source_id}:{THREAD_PREFIX}{quote(thread_id, safe='')}"
+
+
+def thread_id_of(local: str) -> str | None:
+    """The thread a locator's local part names, or None when it is not one :func:`locator` writes."""
+    if not local.startswith(THREAD_PREFIX):
+        return None
+    written = local.removeprefix(THREAD_PREFIX)
+    thread_id = unquote(written, errors="replace") if _ENCODED.fullmatch(written) else ""
+    if not thread_id or quote(thread_id, safe="") != written:
+        return None
+    return thread_id
 
 
 def candidate(

@@ -26,6 +26,7 @@ from adapters.notes.search import REVISION_PREFIX
 EXCERPT_LINES = 12
 CONTEXT_LINES = 20
 MIN_BUDGET_BYTES = 64
+MAX_LINE = 2**31 - 1  # no note has more lines; larger numbers cannot name one
 _LOCAL = re.compile(r"^(?P<path>[^#]+)#L(?P<start>\d+)-L(?P<end>\d+)(?:@(?P<commit>[0-9a-f]{12}))?$")
 
 
@@ -62,11 +63,11 @@ def parse_local(local: str) -> LineRange:
         or "\\" in path
         or normal != path
         or normal.split("/", 1)[0] == ".."
-        or not 1 <= start <= end
+        or not 1 <= start <= end <= MAX_LINE
     ):
         raise RpcError(
             ErrorCode.locator_unknown,
-            f"{local!r} is not a relative note path with a line range 1 <= start <= end",
+            f"{local!r} is not a relative note path with a line range 1 <= start <= end <= {MAX_LINE}",
         )
     return LineRange(path, start, end, match["commit"])
 

@@ -7,6 +7,7 @@ an unchanged store is not re-exported), applies the request's filters and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import time
@@ -332,7 +333,12 @@ class TasksAdapter(Adapter):
 def _parse_list(todo_file: Path, contents: dict[str, bytes]) -> tuple[list[TaskRecord], list[str]]:
     from adapters.tasks.todotxt import read_list
 
-    parsed = read_list(todo_file, contents)
+    modified = {}
+    for name in contents:
+        with contextlib.suppress(OSError):
+            stamp = (todo_file.parent / name).stat().st_mtime
+            modified[name] = datetime.fromtimestamp(stamp, UTC)
+    parsed = read_list(todo_file, contents, modified)
     return parsed.records, parsed.unparsed_lines
 
 
@@ -391,5 +397,6 @@ def _metadata(record: TaskRecord, mode: str) -> dict[str, Any]:
             "file": record.file,
             "line": record.line,
             "unparsed": record.unparsed,
+            "end_date_missing": record.end_date_missing or None,
         })
     return {key: value for key, value in metadata.items() if value not in (None, [], {})}

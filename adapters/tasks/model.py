@@ -38,6 +38,7 @@ class TaskRecord:
     file: str | None = None
     line: int | None = None
     unparsed: bool = False
+    end_date_missing: bool = False  # closed, but its line gave no date: ``end`` is the file's mtime
 
     @property
     def short_id(self) -> str:

@@ -2,7 +2,8 @@
 
 Exact identifiers: a full UUID, an 8-hex short UUID (any record id prefix of
 8 or 12 hex digits), and ``task <n>`` (the working-set id: Taskwarrior's id,
-or the todo.txt line number). Field constraints (the ``structured`` query
+or the todo.txt line number); a query that is only a number (``3``, ``#3``) is
+a working-set id too. Field constraints (the ``structured`` query
 mode): ``project:<name>`` (``pro:``), ``+<tag>``, ``@<context>``,
 ``status:<status>``, ``priority:<p>`` (``pri:``). Everything else is free text,
 analyzed with the shared lexical rules.
@@ -46,6 +47,8 @@ def parse_query(query: str) -> TaskQuery:
     constraints: list[tuple[str, str]] = []
     free: list[str] = []
     words = query.split()
+    if len(words) == 1 and (number := _WORKING_ID.fullmatch(words[0].strip(_TRIM))):
+        return TaskQuery((), (int(number.group(1)),), (), analyze_query(""))
     skip_next = False
     for index, word in enumerate(words):
         if skip_next:

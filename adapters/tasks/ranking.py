@@ -1,5 +1,9 @@
 """Select and order tasks for a query: pure functions over records, no I/O, no clock.
 
+A working-set id (``task 3``) is the name Taskwarrior gives a task for now, so
+a hit by one is reported as both ``exact_identifier`` and ``alias``: the
+query used a name the record answers to at this instant.
+
 Order: exact-identifier hits first (in the order the query names them), then
 local score (IDF-weighted matched terms — description 1.0, annotations 0.6,
 project/tags 0.5 — times the share of query terms covered), then open before
@@ -154,7 +158,7 @@ def project_matches(record: TaskRecord, wanted: str) -> bool:
 
 
 # a hit before its relevance, signals and excerpt are worked out: those only for shown hits
-_Scored = tuple[TaskRecord, "_Terms", tuple[str, ...], set[str], float, bool]
+_Scored = tuple[TaskRecord, "_Terms", tuple[str, ...], set[str], float, bool, bool]
 
 
 def _match(
@@ -174,7 +178,7 @@ def _match(
                     postings.setdefault(term, []).append(position)
     idf = _idf(terms, postings, len(view))
 
-    exact_positions: dict[int, int] = {}
+    exact_positions: dict[int, tuple[int, bool]] = {}
     if exact_order or working_order:
         for position, (record, _record_terms) in enumerate(view):
             exact = _exact_position(record, exact_order, working_order)
@@ -194,7 +198,10 @@ def _match(
         record, record_terms = view[position]
         exact = exact_positions.get(position)
         if exact is not None:
-            exact_hits.append((exact, _scored(record, record_terms, terms, idf, exact=True)))
+            order, by_working_id = exact
+            exact_hits.append(
+                (order, _scored(record, record_terms, terms, idf, exact=True, alias=by_working_id))
+            )
             continue
         if not all(_holds(record, name, value) for name, value in query.constraints):
             continue
@@ -204,7 +211,7 @@ def _match(
                 continue
         elif not query.constraints:
             continue
-        ranked_hits.append(_scored(record, record_terms, terms, idf, exact=False))
+        ranked_hits.append(_scored(record, record_terms, terms, idf, exact=False, alias=False))
 
     exact_hits.sort(key=lambda item: (item[0], item[1][0].record_id))
     ranked_hits.sort(key=_order_key)
@@ -213,7 +220,7 @@ def _match(
 
 def _scored(
     record: TaskRecord, record_terms: _Terms, terms: tuple[str, ...], idf: dict[str, float],
-    *, exact: bool,
+    *, exact: bool, alias: bool,
 ) -> _Scored:
     matched = _matched(record_terms, terms)
     score = 0.0
@@ -226,14 +233,16 @@ def _scored(
         score += idf.get(term, 0.0) * weight
     if terms:
         score *= len(matched) / len(terms)
-    return record, record_terms, terms, matched, round(score, 6), exact
+    return record, record_terms, terms, matched, round(score, 6), exact, alias
 
 
 def _hit(
     record: TaskRecord, record_terms: _Terms, terms: tuple[str, ...], matched: set[str],
-    score: float, exact: bool,
+    score: float, exact: bool, alias: bool,
 ) -> Hit:
     signals: list[MatchSignal] = [MatchSignal.exact_identifier] if exact else []
+    if alias:
+        signals.append(MatchSignal.alias)
     if matched & (record_terms.description | frozenset().union(*record_terms.annotations)):
         signals.append(MatchSignal.lexical)
     if matched & record_terms.fields or (not exact and not terms):
@@ -281,12 +290,13 @@ def _idf(terms: tuple[str, ...], postings: dict[str, list[int]], count: int) -> 
 
 def _exact_position(
     record: TaskRecord, exact_order: dict[str, int], working_order: dict[int, int]
-) -> int | None:
+) -> tuple[int, bool] | None:
+    """Where the query names ``record``, and whether by its working-set id."""
     for record_id, position in exact_order.items():
         if record.record_id.startswith(record_id):
-            return position
+            return position, False
     if record.working_id is not None and record.working_id in working_order:
-        return working_order[record.working_id]
+        return working_order[record.working_id], True
     return None
 
 

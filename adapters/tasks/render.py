@@ -88,7 +88,8 @@ def _field_lines(record: TaskRecord, *, full: bool) -> list[str]:
     if record.entry:
         lines.append(f"entered: {instant(record.entry)}")
     if record.end:
-        lines.append(f"ended: {instant(record.end)}")
+        estimated = " (no completion date on the line: the file's modification time)"
+        lines.append(f"ended: {instant(record.end)}{estimated if record.end_date_missing else ''}")
     if full:
         if record.modified:
             lines.append(f"modified: {instant(record.modified)}")

@@ -8,6 +8,10 @@ description with ``+project``, ``@context`` and ``key:value`` tokens. Dates are
 A line whose dates or ``due:`` value are malformed, or whose bytes are not
 UTF-8 text, is kept as plain text (searchable, no fields) and counted.
 
+A done task (``x ...`` or any line of done.txt) is never current. One without
+a completion date is ended as of its file's modification time, and the record
+says the date was missing (``end_date_missing``).
+
 Stable ids: the first 12 hex digits of SHA-256 over the creation date and the
 normalized description (``pri:`` removed, whitespace collapsed, lowercased). A
 task keeps its id when other lines are added, removed or reordered, when its
@@ -44,8 +48,14 @@ class ParsedList:
     unparsed_lines: list[str]  # "todo.txt:7"
 
 
-def read_list(todo_file: Path, contents: dict[str, bytes]) -> ParsedList:
-    """Records from todo.txt (pending unless marked ``x``) and done.txt (completed)."""
+def read_list(
+    todo_file: Path, contents: dict[str, bytes], modified: dict[str, datetime] | None = None
+) -> ParsedList:
+    """Records from todo.txt (pending unless marked ``x``) and done.txt (completed).
+
+    ``modified`` holds each file's modification time, the end of a done task
+    whose line gives no completion date.
+    """
     records: list[TaskRecord] = []
     unparsed: list[str] = []
     seen: dict[str, int] = {}
@@ -59,16 +69,17 @@ def read_list(todo_file: Path, contents: dict[str, bytes]) -> ParsedList:
             if not text.strip():
                 continue
             try:
-                record = parse_line(text, name, number, in_done_file, seen)
+                record = parse_line(text, name, number, in_done_file, seen, (modified or {}).get(name))
             except LineNotParsed:
-                record = plain_text_record(text, name, number, in_done_file, seen)
+                record = plain_text_record(text, name, number, in_done_file, seen, (modified or {}).get(name))
                 unparsed.append(f"{name}:{number}")
             records.append(record)
     return ParsedList(records, unparsed)
 
 
 def parse_line(
-    text: str, file: str, number: int, in_done_file: bool, seen: dict[str, int]
+    text: str, file: str, number: int, in_done_file: bool, seen: dict[str, int],
+    file_modified: datetime | None = None,
 ) -> TaskRecord:
     if _CONTROL.search(text):
         raise LineNotParsed("control characters or undecodable bytes")
@@ -103,6 +114,9 @@ def parse_line(
         raise LineNotParsed("no description")
 
     status = "completed" if done or in_done_file else "pending"
+    end_date_missing = status == "completed" and completed_on is None
+    if end_date_missing:
+        completed_on = file_modified
     return TaskRecord(
         record_id=_stable_id(created_on, description, seen),
         description=description,
@@ -116,6 +130,7 @@ def parse_line(
         due=due,
         entry=created_on,
         end=completed_on if status == "completed" else None,
+        end_date_missing=end_date_missing,
         attributes=attributes,
         file=file,
         line=number,
@@ -123,7 +138,8 @@ def parse_line(
 
 
 def plain_text_record(
-    text: str, file: str, number: int, in_done_file: bool, seen: dict[str, int]
+    text: str, file: str, number: int, in_done_file: bool, seen: dict[str, int],
+    file_modified: datetime | None = None,
 ) -> TaskRecord:
     description = " ".join(_CONTROL.sub(" ", text).split())
     return TaskRecord(
@@ -131,6 +147,8 @@ def plain_text_record(
         description=description,
         status="completed" if in_done_file else "pending",
         working_id=number if not in_done_file else None,
+        end=file_modified if in_done_file else None,
+        end_date_missing=in_done_file,
         file=file,
         line=number,
         unparsed=True,

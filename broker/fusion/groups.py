@@ -11,6 +11,7 @@ candidate*. Fusion reads local rank, priors and relevance — never ``local_scor
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ from broker.errors import FusionError
 from broker.fusion.lineage import Lineage, LineageGraph
 from broker.fusion.priors import effective_prior
 from broker.fusion.request import SourceFacts
+
+_HEX_ID = re.compile(r"[0-9a-f]+(?:-[0-9a-f]+)*")
+_HEX_ABBREVIATION = re.compile(r"[0-9a-f-]{8,}")
 
 
 @dataclass
@@ -92,7 +96,9 @@ def names_identifier(c: Candidate, identifiers: frozenset[str]) -> bool:
 
     Identity fields only (never content): candidate_id, source_record_id, locator
     local part, title, metadata name/path/relative_path — lowercased, ``#...``
-    stripped, matched wholly or by basename.
+    stripped, matched wholly, by basename, or as an abbreviated hex id (the
+    first 8 or more hex digits of a UUID or digest, as ``8fbec7b8`` names a
+    Taskwarrior task and a short hash a commit).
     """
     if not identifiers:
         return False
@@ -107,6 +113,10 @@ def names_identifier(c: Candidate, identifiers: frozenset[str]) -> bool:
             continue
         base = identity.replace("\\", "/").rsplit("/", 1)[-1]
         if identity in identifiers or base in identifiers:
+            return True
+        if _HEX_ID.fullmatch(identity) and any(
+            _HEX_ABBREVIATION.fullmatch(i) and identity.startswith(i) for i in identifiers
+        ):
             return True
     return False
 

@@ -19,6 +19,7 @@ from broker.contracts import (
     Result,
     SourceRefresh,
     SourceReport,
+    SourcesResponse,
     SourceSummary,
     Suppression,
     Verdict,
@@ -32,9 +33,11 @@ from broker.render.text import (
     Lines,
     duration_text,
     elapsed_text,
+    item_text,
     joined,
     mapping_text,
     num,
+    split_diagnostics,
     stamp_text,
 )
 
@@ -406,8 +409,18 @@ def _health_line(health: dict[str, Any]) -> str:
     f.count("failed", health.get("failed_count"))
     f.elapsed("cold start", health.get("cold_start_ns"))
     f.text("checkpoint", health.get("checkpoint_progress"))
-    f.text("diagnostics", mapping_text(health.get("diagnostics")))
+    scalars, _ = split_diagnostics(health.get("diagnostics"))
+    f.text("diagnostics", mapping_text(scalars))
     return str(f)
+
+
+def _diagnostic_lists(out: Lines, health: dict[str, Any]) -> None:
+    """Diagnostics that list things (files declined, failures): one readable line each."""
+    _, listed = split_diagnostics(health.get("diagnostics"))
+    for name in sorted(listed):
+        out.block("  ", f"{name.replace('_', ' ')}:")
+        for item in listed[name]:
+            out.block("    ", item_text(item))
 
 
 def _source_entry(out: Lines, s: dict[str, Any]) -> None:
@@ -446,22 +459,28 @@ def _source_entry(out: Lines, s: dict[str, Any]) -> None:
         out.block("  ", "health not probed")
     if s.get("health"):
         out.block("  ", f"health {_health_line(s['health'])}")
+        _diagnostic_lists(out, s["health"])
     if s.get("error"):
         out.block("  ", f"error {s['error']}")
 
 
-def render_sources(listing: dict[str, Any]) -> str:
-    """``recall sources``: ``listing`` is the JSON shape the command's ``--json`` prints."""
+def render_sources(listing: SourcesResponse) -> str:
+    """``recall sources``: the listing's status, then one entry per source."""
     out = Lines()
-    sources = listing.get("sources") or []
     head = Fields()
-    head.text("profile", listing.get("profile"))
-    head.text("max sensitivity", listing.get("max_sensitivity"))
-    head.count("sources", len(sources))
+    head.text("profile", listing.profile)
+    head.text("max sensitivity", str(listing.max_sensitivity))
+    head.count("sources", len(listing.sources))
+    head.text("status", str(listing.status))
     out.line(str(head))
-    for source in sources:
+    unusable = listing.unusable
+    if unusable:
+        names = ", ".join(row.source_id for row in unusable)
+        probed = sum(row.probed for row in listing.sources)
+        out.line(f"{len(unusable)} of {probed} probed sources cannot answer: {names}")
+    for source in listing.sources:
         out.line()
-        _source_entry(out, source)
+        _source_entry(out, source.to_json())
     return str(out)
 
 

@@ -13,6 +13,7 @@ from broker.contracts import (
     SourceReport,
     SourceSummary,
     TimeoutBudget,
+    TimeoutDetail,
 )
 from broker.render.text import duration_text
 
@@ -21,6 +22,11 @@ def _timeout_suffix(report: SourceReport) -> str:
     detail = report.timeout
     if detail is None:
         return ""
+    budget = _budget_text(detail)
+    return f"{budget}; {detail.catching_up}" if detail.catching_up else budget
+
+
+def _budget_text(detail: TimeoutDetail) -> str:
     limit = f" {duration_text(detail.limit_ns)}" if detail.limit_ns is not None else ""
     match detail.budget:
         case TimeoutBudget.request_latency:

@@ -106,6 +106,31 @@ def mapping_text(values: Mapping[str, Any] | None) -> str:
     return ", ".join(f"{key}={value_text(values[key])}" for key in sorted(values))
 
 
+def split_diagnostics(
+    values: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, list[Mapping[str, Any]]]]:
+    """Diagnostics as (scalar values, lists of entries such as ``{path, reason, fix}``)."""
+    scalars: dict[str, Any] = {}
+    listed: dict[str, list[Mapping[str, Any]]] = {}
+    for key, value in (values or {}).items():
+        if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            listed[key] = value
+        else:
+            scalars[key] = value
+    return scalars, listed
+
+
+def item_text(item: Mapping[str, Any]) -> str:
+    """One listed diagnostic as a sentence: ``PATH: REASON; fix: FIX`` and any other fields."""
+    rest = {k: v for k, v in item.items() if k not in ("path", "reason", "fix")}
+    parts = [str(item["reason"])] if item.get("reason") else []
+    parts += [f"{key} {value_text(rest[key])}" for key in sorted(rest)]
+    if item.get("fix"):
+        parts.append(f"fix: {item['fix']}")
+    text = "; ".join(parts)
+    return f"{item['path']}: {text}" if item.get("path") else text
+
+
 def joined(values: Iterable[Any] | None) -> str:
     return ", ".join(str(v) for v in values or ())
 

@@ -7,15 +7,13 @@ cannot imitate the shape of the report around it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from broker.contracts import (
     ExpandResponse,
-    HealthStatus,
     Outcome,
     QueryResponse,
     RefreshResponse,
     Result,
+    SourcesResponse,
     SuppressionReason,
     Verdict,
 )
@@ -34,9 +32,6 @@ ABSTAINED_NOTE = (
     "Reporting that nothing was found is supported."
 )
 
-LISTING_OK = "ok"
-LISTING_DEGRADED = "degraded"
-_USABLE_HEALTH = {HealthStatus.healthy, HealthStatus.degraded}
 
 
 def result_text(rank: int, result: Result) -> str:
@@ -137,19 +132,8 @@ def refresh_text(response: RefreshResponse) -> str:
     return "\n".join(lines)
 
 
-def listing_status(listing: dict[str, Any]) -> str:
-    """``degraded`` when a probed source errored, reported no health, or is unusable."""
-    for source in listing.get("sources") or ():
-        if not source.get("probed"):
-            continue
-        health = source.get("health")
-        if source.get("error") or not health or health.get("status") not in _USABLE_HEALTH:
-            return LISTING_DEGRADED
-    return LISTING_OK
-
-
-def sources_text(listing: dict[str, Any]) -> str:
+def sources_text(listing: SourcesResponse) -> str:
     return (
-        f"profile {listing.get('profile', '')}, sources {listing_status(listing)}\n\n"
-        + json_document(listing).rstrip("\n")
+        f"profile {listing.profile}, sources {listing.status}\n\n"
+        + json_document(listing.to_json()).rstrip("\n")
     )

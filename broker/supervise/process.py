@@ -40,6 +40,7 @@ STDERR_TAIL_LINES = 64
 STDERR_LINE_BYTES = 1024
 VIOLATION_LOG_SIZE = 16
 GROUP_POLL_INTERVAL = 0.02
+REAP_WAIT = 5.0  # for the report of a child already dead
 _READ_CHUNK = 1 << 16
 
 
@@ -287,26 +288,41 @@ class AdapterProcess:
                 await self.process.stdin.aclose()
 
     async def _release_pipes(self, wait: float) -> None:
-        if self.process.returncode is None:
-            # unkillable (stuck in the kernel): release our ends, never wait on it
-            streams = (self.process.stdin, self.process.stdout, self.process.stderr)
-            for stream in streams:
-                if stream is not None:
-                    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        await stream.aclose()
-            return
-        with anyio.move_on_after(wait), suppress(OSError, anyio.BrokenResourceError):
-            await self.process.aclose()
+        """Close our ends of the pipes; a dead child is waited for, an unkillable one is not.
+
+        A child that died may not be reaped yet (the exit is reported by a watcher
+        thread): its report must reach the event loop before the loop closes, or
+        asyncio complains on the user's terminal. Waiting costs nothing but that
+        thread's scheduling. Streams are closed directly, never by ``aclose``,
+        whose kill on a timeout would reap the child behind the loop's back.
+        """
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await stream.aclose()
+        if self.process.returncode is None and not _running(self.pid):
+            await self.exit_status(max(wait, REAP_WAIT))
 
     def _signal_group(self, sig: signal.Signals) -> None:
         try:
             os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):
-            if self.process.returncode is None:
-                try:
-                    self.process.send_signal(sig)
-                except ProcessLookupError:
-                    pass
+            # it left its group. Signal the pid directly (ours until reaped), never
+            # through Popen, whose poll would reap it behind the event loop's back
+            if self.process.returncode is None and _running(self.pid):
+                with suppress(ProcessLookupError, PermissionError):
+                    os.kill(self.pid, sig)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs; a zombie awaiting its reaper does not. Unknown: it runs."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
 
 
 def _group_has_live_members(pgid: int) -> bool:
@@ -340,9 +356,13 @@ async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> Adapte
         raise _spawn_failure(spec, f"cannot create its workdir {spec.workdir}: {exc}") from None
     started_ns = time.perf_counter_ns()
     try:
-        process = await anyio.open_process(
-            [command, *spec.argv[1:]], env=env, cwd=spec.cwd, start_new_session=True
-        )
+        # Shielded: a spawn cancelled halfway kills the child but cannot wait for it,
+        # and its exit would then reach a closed event loop. Spawning is quick; a
+        # cancellation is taken at the caller's next checkpoint, which stops it.
+        with anyio.CancelScope(shield=True):
+            process = await anyio.open_process(
+                [command, *spec.argv[1:]], env=env, cwd=spec.cwd, start_new_session=True
+            )
     except OSError as exc:
         raise _spawn_failure(spec, f"cannot start {spec.argv[0]!r}: {exc}") from None
     adapter = AdapterProcess(process, spec.source_id, capture, started_ns)

@@ -102,7 +102,7 @@ def dispatch(argv: list[str], *, resident: Any = None) -> int:
     )
     module.configure(parser)
     try:
-        args = parser.parse_intermixed_args(rest)
+        args = parser.parse_command(rest)
         args.resident = resident
         return int(module.run(args))
     except RecallError as exc:

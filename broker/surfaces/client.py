@@ -16,6 +16,7 @@ from typing import Any
 import anyio.to_thread
 import orjson
 
+from adapter_sdk.wire import WireValidationError
 from broker.contracts import (
     ExpandRequest,
     ExpandResponse,
@@ -23,6 +24,7 @@ from broker.contracts import (
     QueryResponse,
     RefreshRequest,
     RefreshResponse,
+    SourcesResponse,
 )
 from broker.errors import (
     ExpandError,
@@ -73,12 +75,13 @@ class RemoteBroker:
         data = await self._call("POST", "/v1/refresh", request.to_json(), ok=(200, 206, 503))
         return RefreshResponse.model_validate(data)
 
-    async def sources(self, profile: str = "") -> dict[str, Any]:
+    async def sources(self, profile: str = "") -> SourcesResponse:
         params = {"profile": profile} if profile else None
         data = await self._call("GET", "/v1/sources", None, ok=(200, 206, 503), params=params)
-        if not isinstance(data, dict):
-            raise RecallError(f"server {self.url} answered /v1/sources with something other than a listing")
-        return data
+        try:
+            return SourcesResponse.model_validate(data)
+        except WireValidationError as exc:
+            raise RecallError(f"server {self.url} answered /v1/sources with something other than a listing: {exc}") from None
 
     async def _call(
         self,

@@ -51,7 +51,6 @@ from broker.contracts import (
 )
 from broker.errors import (
     ExpandError,
-    ExpandErrorCode,
     RecallError,
     UnknownProfile,
     UnsatisfiableScope,
@@ -81,18 +80,6 @@ ENDPOINTS = {
     "/v1/health": ("GET",),
     "/v1/version": ("GET",),
     "/v1/doctor": ("GET",),
-}
-
-EXPAND_STATUS = {
-    ExpandErrorCode.malformed_locator: 400,
-    ExpandErrorCode.denied: 403,
-    ExpandErrorCode.not_configured: 404,
-    ExpandErrorCode.locator_unknown: 404,
-    ExpandErrorCode.locator_expired: 410,
-    ExpandErrorCode.timeout: 504,
-    ExpandErrorCode.unreachable: 502,
-    ExpandErrorCode.budget_exceeded: 502,
-    ExpandErrorCode.failed: 502,
 }
 
 ORIGIN_REJECTED = "requests carrying an Origin header are refused: this API is not for browsers"
@@ -417,7 +404,7 @@ class Api:
         try:
             response = await self.call(self.broker.expand(asked))
         except ExpandError as exc:
-            return problem(EXPAND_STATUS.get(exc.code, 502), str(exc.code), exc.message)
+            return problem(exc.stated.http_status, str(exc.code), exc.message)
         return json_response(response.to_json())
 
     async def refresh(self, request: Request) -> Response:
@@ -432,13 +419,14 @@ class Api:
         return json_response(response.to_json(), status, {"Recall-Outcome": str(response.outcome)})
 
     async def sources(self, request: Request) -> Response:
-        from broker.listing import listing_status
+        from broker.contracts import ListingStatus
 
         profile = self.served(request.query_params.get("profile"))
         listing = await self.call(self.broker.sources(profile))
-        coverage = listing_status(listing)
-        status = outcome_status(coverage == "failed", coverage == "degraded")
-        return json_response(listing, status, {"Recall-Coverage": coverage})
+        status = outcome_status(
+            listing.status == ListingStatus.failed, listing.status == ListingStatus.degraded
+        )
+        return json_response(listing.to_json(), status, {"Recall-Coverage": str(listing.status)})
 
     async def doctor(self, request: Request) -> Response:
         from broker.doctor import DiagnosisStatus, diagnose, to_json

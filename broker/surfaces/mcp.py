@@ -16,6 +16,7 @@ never contain query text.
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -398,11 +399,11 @@ class Tools:
         return text_result(message, {"status": "queued", "claim_id": claim.claim_id, "message": message})
 
     async def sources(self) -> types.CallToolResult:
-        from broker.listing import listing_status
+        from broker.contracts import ListingStatus
         from broker.render.tool import sources_text
 
         listing = await self.broker.sources(self.profile)
-        return text_result(sources_text(listing), listing, error=listing_status(listing) == "failed")
+        return text_result(sources_text(listing), listing.to_json(), error=listing.status == ListingStatus.failed)
 
 
 def build_server(config: Config, profile: str) -> Server[Tools]:
@@ -442,14 +443,30 @@ def build_server(config: Config, profile: str) -> Server[Tools]:
 
 
 def serve_stdio(config: Config, profile: str) -> None:
-    """Serve until stdin closes; adapter processes stop before this returns."""
+    """Serve until stdin closes, SIGTERM or SIGINT; adapter processes stop before this returns.
+
+    A client ends the server by closing stdin and, a moment later, SIGTERM. Either
+    way the adapters are stopped first: a signal that arrives while they are being
+    stopped is taken, not left to kill this process and orphan them.
+    """
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("recall mcp: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     server = build_server(config, profile)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with anyio.create_task_group() as signals:
+            serving = anyio.CancelScope()
+            signals.start_soon(_end_on_signal, serving)
+            with serving:
+                async with stdio_server() as (read_stream, write_stream):
+                    await server.run(read_stream, write_stream, server.create_initialization_options())
+            signals.cancel_scope.cancel()
 
     anyio.run(main)
+
+
+async def _end_on_signal(serving: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
+        async for _ in received:
+            serving.cancel()  # the broker's teardown is shielded: its adapters still stop

@@ -14,3 +14,23 @@ class Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"recall: {message}\n")
         raise SystemExit(1)
+
+    def parse_command(self, argv: list[str]) -> argparse.Namespace:
+        """Flags and operands in any order; ``--`` ends the flags.
+
+        Everything after ``--`` is an operand even when it starts with ``-``
+        (``recall query -- -sourdough``). argparse's intermixed parsing drops
+        that meaning, so the operands stand in as tokens that cannot look like
+        flags and are put back once parsed.
+        """
+        if "--" not in argv:
+            return self.parse_intermixed_args(argv)
+        cut = argv.index("--")
+        operands = {f"\0operand{i}": value for i, value in enumerate(argv[cut + 1 :])}
+        args = self.parse_intermixed_args([*argv[:cut], *operands])
+        for name, value in vars(args).items():
+            if isinstance(value, list):
+                setattr(args, name, [operands.get(v, v) if isinstance(v, str) else v for v in value])
+            elif isinstance(value, str) and value in operands:
+                setattr(args, name, operands[value])
+        return args

@@ -27,6 +27,7 @@ from broker.contracts import (
     Coverage,
     DetailLevel,
     ExpandRequest,
+    ListingStatus,
     Mode,
     Outcome,
     QueryRequest,
@@ -36,6 +37,8 @@ from broker.contracts import (
     Result,
     Scope,
     SearchOutcome,
+    SourcesResponse,
+    SourceState,
     Surface,
 )
 from broker.errors import ConfigError, ExpandError, RecallError, UnsatisfiableScope
@@ -360,11 +363,11 @@ class Plugin:
         return {"page": result_page(response, params.get("sort"))}
 
     def get_result(self, params: dict[str, Any]) -> dict[str, Any]:
-        from broker.expand import split_locator
+        from broker.locator import Locator
 
         locator = str(params.get("id") or "").strip()
         try:
-            source_id, local = split_locator(locator)
+            parsed = Locator.parse(locator)
         except ExpandError as exc:
             raise invalid(exc.message) from None
         config = load()
@@ -373,6 +376,12 @@ class Plugin:
                                 profile=profile)
         try:
             response = self.run(config, lambda broker: broker.expand(request))
+        except ExpandError as exc:
+            stated = exc.stated
+            if stated.usage:
+                raise invalid(exc.message) from None
+            raise Refusal(stated.sidecar_code, f"recall could not expand {locator}: {exc}",
+                          retryable=stated.retryable) from None
         except RecallError as exc:
             raise Refusal("unavailable", f"recall could not expand {locator}: {exc}", retryable=True) from None
         provenance = [
@@ -392,25 +401,26 @@ class Plugin:
             sections.append({"title": "Provenance", "fields": provenance})
         return {"resource": {
             "identity": locator,
-            "title": line(local, 300),
-            "subtitle": line(source_id, 120),
-            "fields": [{"label": "Source", "value": line(source_id, 512)},
+            "title": line(parsed.local, 300),
+            "subtitle": line(parsed.source_id, 120),
+            "fields": [{"label": "Source", "value": line(parsed.source_id, 512)},
                        {"label": "Locator", "value": line(locator, 512)}],
             "sections": sections,
         }}
 
     # -- sources ---------------------------------------------------------------
 
-    def listing(self) -> dict[str, Any]:
+    def listing(self) -> SourcesResponse:
         config = load()
         try:
-            listing: dict[str, Any] = self.run(config, lambda broker: broker.sources(self.flag_profile))
+            listing: SourcesResponse = self.run(config, lambda broker: broker.sources(self.flag_profile))
         except RecallError as exc:
             raise Refusal("unavailable", f"recall could not list its sources: {exc}", retryable=True) from None
         return listing
 
     def list_sources(self) -> dict[str, Any]:
-        rows = self.listing()["sources"]
+        listing = self.listing()
+        rows = [row.to_json() for row in listing.sources]
         items = [
             {"id": s["source_id"],
              "cells": {"name": line(s["source_id"], 512), "health": health_label(s), "fresh": freshness(s)},
@@ -418,19 +428,21 @@ class Plugin:
             for s in rows
         ]
         page: dict[str, Any] = {"outcome": "answered", "items": items, "total": len(items)}
-        unusable = [s["source_id"] for s in rows if s.get("probed") and health_tone(s) == "danger"]
+        unusable = [row.source_id for row in listing.unusable]
         if unusable:
-            page["notices"] = [{"tone": "warning", "text": line(
-                f"{len(unusable)} of {len(items)} sources cannot answer ({', '.join(unusable)})", 200)}]
+            tone = "danger" if listing.status == ListingStatus.failed else "warning"
+            page["notices"] = [{"tone": tone, "text": line(
+                f"sources {listing.status}: {len(unusable)} of {len(items)} sources cannot answer "
+                f"({', '.join(unusable)})", 200)}]
         return {"page": page}
 
     def get_source(self, params: dict[str, Any]) -> dict[str, Any]:
         wanted = str(params.get("id") or "").strip()
         listing = self.listing()
-        row = next((s for s in listing["sources"] if s["source_id"] == wanted), None)
+        row = next((s for s in listing.sources if s.source_id == wanted), None)
         if row is None:
-            raise Refusal("not_found", f"no source named {wanted!r} in profile {listing['profile']!r}")
-        return {"resource": source_document(listing["profile"], row)}
+            raise Refusal("not_found", f"no source named {wanted!r} in profile {listing.profile!r}")
+        return {"resource": source_document(listing.profile, row.to_json())}
 
     # -- act -------------------------------------------------------------------
 
@@ -605,21 +617,15 @@ def coverage_rows(response: QueryResponse) -> list[dict[str, Any]]:
 
 
 def health_label(source: dict[str, Any]) -> str:
-    if not source.get("enabled"):
-        return "disabled"
-    if not source.get("probed"):
-        return "not probed"
-    if source.get("error"):
-        return "error"
-    health = source.get("health")
-    return str(health["status"]) if health else "unknown"
+    """The row's state as the core decided it, spelled for people."""
+    return str(source["status"]).replace("_", " ")
 
 
 def health_tone(source: dict[str, Any]) -> str:
-    status = health_label(source)
-    if status in ("disabled", "not probed"):
+    status = SourceState(source["status"])
+    if status in (SourceState.disabled, SourceState.not_probed):
         return "neutral"
-    return {"healthy": "success", "degraded": "warning"}.get(status, "danger")
+    return {SourceState.healthy: "success", SourceState.degraded: "warning"}.get(status, "danger")
 
 
 def _rfc3339(value: str | None) -> str:

@@ -127,3 +127,38 @@ def test_help_and_version(home):
     version = recall("version")
     assert version.code == 0 and version.stdout.startswith("recall ")
     assert recall("no-such-command").code == 1
+
+
+def test_double_dash_ends_the_flags_of_query(home):
+    starter = {"id": "-sourdough", "title": "Starter", "body": "Feed it daily."}
+    run = home(notes={"records": [RESTORE, starter]})("query", "--json", "--", "-sourdough")
+    assert run.code == 0, run.stderr
+    assert [r["locator"] for r in run.json["results"]] == ["notes:-sourdough"]
+
+
+def test_double_dash_ends_the_flags_of_expand(home):
+    run = home(notes={"records": [RESTORE]})("expand", "--", "-x")
+    assert run.code == 1
+    assert "malformed locator '-x'" in run.stderr
+
+
+def test_a_timeout_while_the_index_catches_up_says_so_and_what_to_run(home):
+    records = [RESTORE, *({"id": f"n{i}", "title": f"note {i}"} for i in range(5))]
+    recall = home(
+        notes={"records": records, "timeout_ms": 300, "settings": {"delay_ms": 5000, "indexed": 2}},
+        tasks={"records": [TASK]},
+    )
+    run = recall("query", "restore drill")
+    assert run.code == 3
+    assert (
+        "notes (timeout: source timeout 300ms; the index is catching up (4 pending); "
+        "run recall refresh --source notes)"
+    ) in run.stdout + run.stderr
+
+
+def test_a_timeout_of_a_caught_up_source_names_only_the_budget(home):
+    recall = home(notes={"records": [RESTORE], "timeout_ms": 300, "settings": {"delay_ms": 5000}},
+                  tasks={"records": [TASK]})
+    run = recall("query", "restore drill")
+    assert run.code == 3
+    assert "notes (timeout: source timeout 300ms)" in run.stdout + run.stderr

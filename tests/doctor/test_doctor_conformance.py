@@ -13,7 +13,7 @@ from adapter_sdk.protocol import Method, request_frame
 from broker.config import Config
 from broker.doctor import CheckName, CheckStatus, diagnose_conformance
 
-from .conftest import ADAPTER, ARGV, Home, records
+from .conftest import ADAPTER, ARGV, Home, profile, records
 
 
 def initialize() -> dict:
@@ -127,3 +127,32 @@ def test_a_configuration_that_does_not_load_skips_the_replay(home: Home, suite: 
     diagnosis = diagnose_conformance(home.load(), "checked")
     assert diagnosis.check(CheckName.configuration).status is CheckStatus.failed
     assert diagnosis.check(CheckName.conformance).status is CheckStatus.skipped
+
+
+def live_servers_under(root: Path) -> list[int]:
+    """Running (not zombie) polign-server processes whose arguments name a path under ``root``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if argv[0].endswith(b"polign-server") and state != "Z" and str(root).encode() in b" ".join(argv):
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_eventstore_suite_leaves_no_store_server_running(home: Home, tmp_path: Path) -> None:
+    pytest.importorskip("polign_recall", reason="the eventstore suite needs Polign Recall")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    home.environ["TMPDIR"] = str(scratch)  # where the replay copies each case's store
+    home.write_user(profile())
+    run = home.recall("doctor", "--conformance", "eventstore")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "13 of 13 recorded cases replayed as recorded" in run.stdout
+    assert live_servers_under(scratch) == []
+    assert list(scratch.iterdir()) == []

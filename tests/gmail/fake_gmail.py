@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from .mailbox import THREADS, Mail, Thread, api_thread
 
@@ -117,7 +117,7 @@ class FakeGmail:
         if resource == "threads":
             return self._list(query)
         if resource.startswith("threads/"):
-            return self._get(resource[len("threads/"):], query)
+            return self._get(unquote(resource[len("threads/"):]), query)
         return 404, _error(404, "Not Found", "notFound"), {}
 
     def _token(self, method: str, body: bytes, authorization: str | None

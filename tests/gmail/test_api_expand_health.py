@@ -87,3 +87,17 @@ def test_health_is_denied_when_the_token_belongs_to_another_account(open_api: Op
     health = open_api("someone.else@example.org").health()
     assert health["status"] == "denied"
     assert "someone.else@example.org" in health["diagnostics"]["reason"]
+
+
+@pytest.mark.parametrize("thread_id", ["t100", "thread/with/slashes", "ünïcode id", "ref0123456789abcdef"])
+def test_every_thread_id_the_api_returns_prints_a_locator_that_expands(
+    open_api: OpenApi, fake_gmail: FakeGmail, thread_id: str
+) -> None:
+    from dataclasses import replace
+
+    drill = fake_gmail.threads[DRILL]
+    fake_gmail.threads = {thread_id: replace(drill, thread_id=thread_id)}
+    adapter = open_api()
+    [found] = adapter.search("restore drill")["candidates"]
+    expanded = adapter.expand(found["locator"], "summary")
+    assert expanded["content"].startswith("Subject: Quarterly backup restore drill results\n")

@@ -36,6 +36,7 @@ from broker.contracts import (
     Sensitivity,
     SourceRefresh,
     SourceReport,
+    SourcesResponse,
     SourceSummary,
     Suppression,
     SuppressionReason,
@@ -593,11 +594,12 @@ def refresh() -> RefreshResponse:
     )
 
 
-def listing() -> dict[str, Any]:
-    """The JSON shape of ``recall sources``."""
-    return {
+def listing() -> SourcesResponse:
+    """``recall sources`` over four sources: disabled, above the ceiling, healthy, unusable."""
+    return SourcesResponse.model_validate({
         "profile": "work",
         "max_sensitivity": "internal",
+        "status": "degraded",
         "sources": [
             {
                 "source_uid": "01UIDARCHIVE",
@@ -610,6 +612,7 @@ def listing() -> dict[str, Any]:
                 "base_prior": 1.0,
                 "timeout_ms": 2000,
                 "probed": False,
+                "status": "disabled",
             },
             {
                 "source_uid": "01UIDMAIL",
@@ -623,6 +626,7 @@ def listing() -> dict[str, Any]:
                 "base_prior": 0.8,
                 "timeout_ms": 4000,
                 "probed": False,
+                "status": "not_probed",
             },
             {
                 "source_uid": "01UIDNOTES",
@@ -640,6 +644,7 @@ def listing() -> dict[str, Any]:
                 "record_types": ["document"],
                 "timeout_ms": 1500,
                 "probed": True,
+                "status": "healthy",
                 "adapter_id": "recall-notes/0.1.0",
                 "display_name": "Markdown notes",
                 "capabilities": ["search", "expand", "checkpoint"],
@@ -654,6 +659,14 @@ def listing() -> dict[str, Any]:
                     "index_config": "fts5-porter",
                     "record_count": 12,
                     "indexed_count": 12,
+                    "diagnostics": {
+                        "declined_files": [
+                            {"path": "scans/receipt.pdf", "reason": "not a text note",
+                             "fix": "add it to the source's exclude setting"},
+                            {"path": "dump.md", "reason": "over the 2 MiB size cap", "fix": "raise max_file_bytes"},
+                        ],
+                        "files": 12,
+                    },
                 },
             },
             {
@@ -667,6 +680,7 @@ def listing() -> dict[str, Any]:
                 "base_prior": 1.0,
                 "timeout_ms": 2000,
                 "probed": True,
+                "status": "unavailable",
                 "adapter_id": "recall-tasks/0.1.0",
                 "display_name": "Taskwarrior",
                 "capabilities": ["search", "expand"],
@@ -685,4 +699,4 @@ def listing() -> dict[str, Any]:
                 "error": "executable task not found on PATH",
             },
         ],
-    }
+    })

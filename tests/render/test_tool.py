@@ -33,11 +33,5 @@ def test_expand_failure_text_names_locator_code_and_message() -> None:
     )
 
 
-def test_listing_is_degraded_when_a_probed_source_is_unusable() -> None:
-    assert tool.listing_status(fixtures.listing()) == "degraded"
-
-
-def test_listing_is_ok_when_every_probed_source_is_usable() -> None:
-    listing = fixtures.listing()
-    listing["sources"] = [s for s in listing["sources"] if s["source_id"] != "tasks"]
-    assert tool.listing_status(listing) == "ok"
+def test_sources_text_states_the_status_the_core_decided() -> None:
+    assert tool.sources_text(fixtures.listing()).startswith("profile work, sources degraded\n")

@@ -11,6 +11,7 @@ Scenarios (``plain`` behaves: it answers search, health and refresh, counting pr
   invalid_result      answers search with a candidate whose local_rank is 0
   wrong_version       claims protocol version 2 in its manifest
   chatter             writes a line and a notification before the handshake reply
+  slow_health         answers health only after a minute
 Every pid it starts is appended to ``$FAULT_PIDFILE``.
 """
 
@@ -133,6 +134,8 @@ def search(request_id: object, params: dict) -> None:
 
 def health(request_id: object) -> None:
     STATE["probes"] += 1
+    if SCENARIO == "slow_health":
+        time.sleep(60)
     status = {"status": "healthy", "checked_at": "2026-01-01T00:00:00Z", "coverage": "complete"}
     if SCENARIO == "chatter":  # a key that collides with the broker's own capture
         status["diagnostics"] = {"violations": "counted by the adapter"}

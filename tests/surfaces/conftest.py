@@ -2,7 +2,8 @@
 
 Profiles: ``default`` (kb, notes, tasks: every source healthy) and ``wide``
 (those plus ``broken`` that answers source_unavailable, ``crashy`` that exits
-mid-search and ``sick`` that reports itself unavailable).
+mid-search and ``sick`` that reports itself unavailable), and ``down`` (only
+``sick``: every source unusable).
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ def write_workspace(root: Path) -> Workspace:
         "",
         "[profiles.wide]",
         'sources = ["kb", "notes", "tasks", "broken", "crashy", "sick"]',
+        'max_sensitivity = "internal"',
+        "",
+        "[profiles.down]",
+        'sources = ["sick"]',
         'max_sensitivity = "internal"',
     ]
     (config_dir / "config.toml").write_text("\n".join(lines) + "\n")

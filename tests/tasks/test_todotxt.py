@@ -153,7 +153,7 @@ def test_task_number_is_the_todo_line_number(open_adapter: OpenAdapter, todo_fil
     assert [c["title"] for c in result["candidates"]] == [
         "Prepare the on-call handover notes for Priya +oncall @team"
     ]
-    assert result["candidates"][0]["match_signals"] == ["exact_identifier"]
+    assert result["candidates"][0]["match_signals"] == ["exact_identifier", "alias"]
 
 
 def test_stable_id_prefix_is_an_exact_identifier(
@@ -224,3 +224,24 @@ def test_health_counts_unparsed_lines_with_a_sample(
     assert health["diagnostics"]["unparsed_lines"] == 2
     assert health["diagnostics"]["unparsed_lines_sample"] == ["todo.txt:3", "todo.txt:5"]
     assert health["diagnostics"]["store_identity"].startswith("file:")
+
+
+def test_a_done_line_without_a_date_is_ended_as_of_the_file_mtime(
+    open_adapter: OpenAdapter, todo_file: Path
+) -> None:
+    import os
+
+    todo_file.write_text(TODO + "x done zebra task\n")
+    os.utime(todo_file, (1_780_000_000, 1_780_000_000))
+    zebra = open_adapter(todo_file).search("zebra")["candidates"][0]
+    assert zebra["metadata"]["status"] == "completed"
+    assert zebra["metadata"]["end_date_missing"] is True
+    assert zebra["valid_to"].startswith("2026-05-28T20:26:40")
+
+
+def test_a_bare_number_is_a_working_set_id(open_adapter: OpenAdapter, todo_file: Path) -> None:
+    result = open_adapter(todo_file).search("#2")
+    assert [c["title"] for c in result["candidates"]] == [
+        "Prepare the on-call handover notes for Priya +oncall @team"
+    ]
+    assert result["candidates"][0]["match_signals"] == ["exact_identifier", "alias"]

@@ -22,7 +22,7 @@ source is asked again, and the profile's sensitivity ceiling is checked again.
 Exit 4 when the locator cannot be expanded (unknown source, denied, expired)."""
 EXIT_CODES = """exit codes:
   0  the evidence was read
-  1  error: bad usage (a malformed locator included) or configuration
+  1  error: bad usage (a malformed locator, or one its source cannot parse) or configuration
   4  the locator could not be expanded: unknown source, denied, expired, unreachable"""
 
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"error": {"code": str(exc.code), "message": exc.message}})
         sys.stderr.write(f"recall: {args.locator} could not be expanded: {exc.message}\n")
-        return 1 if exc.code == "malformed_locator" else 4
+        return exc.stated.exit_code
     if args.json:
         print_json(response.to_json())
     else:

@@ -20,7 +20,8 @@ probe: status, index coverage, watermark and generation."""
 EXIT_CODES = """exit codes:
   0  every probed source is usable
   1  error: bad usage or configuration
-  3  some probed source errored, reported no health or is unusable"""
+  3  some probed source errored, reported no health or is unusable
+  4  every probed source errored, reported no health or is unusable"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,13 +31,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from broker.listing import listing_status
+    from broker.contracts import ListingStatus, SourcesResponse
     from broker.render.human import render_sources
 
-    listing = with_broker(args, lambda broker: broker.sources(args.profile))
+    listing: SourcesResponse = with_broker(args, lambda broker: broker.sources(args.profile))
     if args.json:
-        print_json(listing)
+        print_json(listing.to_json())
     else:
         text = render_sources(listing)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    return 0 if listing_status(listing) == "ok" else 3
+    return {ListingStatus.ok: 0, ListingStatus.degraded: 3, ListingStatus.failed: 4}[listing.status]

@@ -30,7 +30,7 @@ from broker.contracts import (
     Surface,
 )
 from broker.errors import ExpandError, UsageError
-from broker.surfaces.http import EXPAND_STATUS, Api, Problem, read_object
+from broker.surfaces.http import Api, Problem, read_object
 from broker.surfaces.page.access import SECURITY_HEADERS
 from broker.surfaces.page.render import render
 
@@ -135,7 +135,7 @@ class Page:
         try:
             values["expansion"] = await self.api.call(self.api.broker.expand(asked))
         except ExpandError as exc:
-            status = EXPAND_STATUS.get(exc.code, 502)
+            status = exc.stated.http_status
             return self.failure("expand.html", values, status, str(exc.code), exc.message, "search")
         return render("expand.html", self.context("search", locator, **values))
 
