@@ -19,3 +19,44 @@ os.environ["RECALL_DAEMON"] = "0"
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def _resident_brokers_of(root: str) -> list[int]:
+    """Resident brokers still running whose configuration lives under ``root``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                environ = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if b"daemon" in argv and b"run" in argv and any(
+            v.startswith(b"XDG_CONFIG_HOME=" + root.encode()) for v in environ
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """A test whose commands started a resident broker (an environment built without
+    RECALL_DAEMON=0) fails the run, and the broker is stopped rather than left behind."""
+    import signal
+
+    basetemp = session.config._tmp_path_factory.getbasetemp() if hasattr(session.config, "_tmp_path_factory") else None
+    if basetemp is None or not os.path.isdir("/proc"):
+        return
+    leftovers = _resident_brokers_of(str(basetemp))
+    for pid in leftovers:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    if leftovers:
+        session.config.get_terminal_writer().line(
+            f"resident brokers left running by tests (stopped now): {leftovers}", red=True
+        )
+        session.exitstatus = 1

@@ -106,5 +106,6 @@ def home(tmp_path: Path) -> Home:
         "XDG_STATE_HOME": str(root / "state"),
         "XDG_CACHE_HOME": str(root / "cache"),
         "PATH": os.environ.get("PATH", ""),
+        "RECALL_DAEMON": "0",
     }
     return Home(root, environ)

@@ -127,6 +127,7 @@ def write_workspace(root: Path, faults: list[Fault]) -> FaultWorkspace:
     token = uuid.uuid4().hex
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "RECALL_DAEMON": "0",
         "HOME": str(root / "home"),
         "XDG_CONFIG_HOME": str(root / "config"),
         "XDG_STATE_HOME": str(root / "state"),

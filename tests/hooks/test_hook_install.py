@@ -32,7 +32,7 @@ UNRELATED = """{
 
 
 def recall(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "RECALL_DAEMON": "0"}
     return subprocess.run([RECALL, "hook", *args], capture_output=True, text=True, env=env,
                           cwd=cwd or home, timeout=60)
 

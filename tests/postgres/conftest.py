@@ -109,6 +109,7 @@ def write_workspace(root: Path, dsn: str, sources: dict[str, dict[str, Any]], se
     (config_dir / "config.toml").write_text("\n".join(lines) + "\n")
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "RECALL_DAEMON": "0",
         "HOME": str(root / "home"),
         "XDG_CONFIG_HOME": str(root / "config"),
         "XDG_STATE_HOME": str(root / "state"),

@@ -105,6 +105,7 @@ def machine(tmp_path: Path) -> Machine:
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_STATE_HOME": str(home / ".local" / "state"),
         "XDG_CACHE_HOME": str(home / ".cache"),
+        "RECALL_DAEMON": "0",
     }
     found = Machine(home, env)
     found.repo.mkdir(parents=True)

@@ -151,7 +151,7 @@ def test_the_hosts_deadline_becomes_a_latency_budget_and_a_hard_timeout(deadline
 
 
 def test_an_unconfigured_install_is_invalid_config_with_a_setup_hint(tmp_path):
-    empty = Workspace(tmp_path, {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+    empty = Workspace(tmp_path, {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RECALL_DAEMON": "0",
                                  "XDG_CONFIG_HOME": str(tmp_path / "config")})
     error = ask(empty, "describe-v1.json")["error"]
     assert error["code"] == "invalid_config"
