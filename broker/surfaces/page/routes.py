@@ -140,11 +140,9 @@ class Page:
         return render("expand.html", self.context("search", locator, **values))
 
     async def sources(self, request: Request) -> Response:
-        from broker.listing import listing_status
-
         listing = await self.api.call(self.api.broker.sources(self.api.profile))
-        coverage = listing_status(listing)
-        values = {"listing": listing, "coverage": coverage}
+        coverage = str(listing.status)
+        values = {"listing": listing.to_json(), "coverage": coverage}
         return render(
             "sources.html", self.context("sources", "Sources", **values), headers={"Recall-Coverage": coverage}
         )
