@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from adapter_sdk.lexical import tokenize
+from adapter_sdk.lexical import tokenize, unmark_words
 from adapters.notes.chunking import ParsedNote, indexable, parse_note
 from adapters.notes.scan import FileStat, ScanResult, scan
 from adapters.notes.settings import NotesSettings
@@ -319,7 +319,9 @@ class _Updater:
                 chunk_id, note_id, chunk.ordinal, chunk.start_line, chunk.end_line,
                 chunk.heading, json.dumps(chunk.heading_path), chunk.preview,
             ))
-            self.rows["chunk_text"].append((chunk_id, chunk.title, indexable(chunk.indexed_body)))
+            self.rows["chunk_text"].append(
+                (chunk_id, unmark_words(chunk.title), indexable(chunk.indexed_body))
+            )
         for key, kind in _identifiers(rel, stem, front.aliases, front.note_id):
             self.rows["identifiers"].append((key, note_id, kind))
         if len(self.rows["chunk_text"]) >= _BATCH:
