@@ -11,6 +11,7 @@ BUILTIN_FRESHNESS: dict[str, list[str]] = {
     "tasks": ["live"],
     "gmail": ["live", "indexed"],  # the API is live; a Takeout mbox is indexed
     "eventstore": ["live"],
+    "semantic": ["indexed"],  # the optional semantic leg over a notes folder
 }
 
 
