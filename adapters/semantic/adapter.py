@@ -173,7 +173,11 @@ class SemanticAdapter(Adapter):
         query = index.embed_query(params.query)
         similarity = snapshot.matrix @ query
         limit = params.limit or DEFAULT_LIMIT
-        order = np.argsort(-similarity)[:limit]
+        if len(similarity) > limit:  # the top ``limit`` in linear time, then only those sorted
+            top = np.argpartition(-similarity, limit - 1)[:limit]
+            order = top[np.argsort(-similarity[top])]
+        else:
+            order = np.argsort(-similarity)
         admitted = [int(i) for i in order if similarity[i] >= self.floor]
         diagnostics["best_similarity"] = round(float(similarity[order[0]]), 4) if len(order) else None
         diagnostics["admitted"] = len(admitted)

@@ -164,7 +164,7 @@ class VectorIndex:
             digest = hashlib.sha256(data).hexdigest()
             for chunk in parse_note(rel, text).chunks:
                 body = indexable(chunk.indexed_body).strip()
-                if not body and not chunk.heading:
+                if not body:  # a heading alone says what follows, not what is there
                     continue
                 chunks.append(
                     IndexedChunk(rel, chunk.start_line, chunk.end_line, chunk.title, chunk.preview, digest)
