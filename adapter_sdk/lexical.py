@@ -56,7 +56,12 @@ _MARKUP_CHARS = frozenset("[*<")
 def tokenize(text: str) -> list[str]:
     """Lowercased letter/digit runs of ``text`` (markup inside words removed), in order,
     long tokens dropped."""
-    return [t for t in _TOKEN.findall(unmark_words(text).lower()) if len(t) <= MAX_TOKEN_CHARS]
+    return tokenize_unmarked(unmark_words(text))
+
+
+def tokenize_unmarked(text: str) -> list[str]:
+    """``tokenize`` for text already passed through ``unmark_words`` (text an index stores)."""
+    return [t for t in _TOKEN.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS]
 
 
 def unmark_words(text: str) -> str:

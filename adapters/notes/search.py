@@ -40,7 +40,7 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Any
 
-from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize
+from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
 from adapter_sdk.lexical import stemmed as stem_token
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
@@ -356,7 +356,8 @@ def _query_words(raw: str) -> set[str]:
 
 
 def _measure(hit: Hit, terms: set[str]) -> None:
-    record_terms = tokenize(hit.row["chunk_title"]) + tokenize(hit.row["chunk_body"])
+    # the index stores text already unmarked (``chunking.indexable``)
+    record_terms = tokenize_unmarked(hit.row["chunk_title"]) + tokenize_unmarked(hit.row["chunk_body"])
     hit.length = len(record_terms)
     # Porter stemming only rewrites a word's ending, so an ASCII token whose first
     # letter starts no term cannot match one: it is skipped without being stemmed
@@ -427,7 +428,7 @@ def _candidates(
                 sensitivity=Sensitivity.internal,
                 metadata=_metadata(row, front, context.generation),
                 content_fingerprint=hashlib.sha256(
-                    " ".join(tokenize(row["chunk_body"])).encode()
+                    " ".join(tokenize_unmarked(row["chunk_body"])).encode()
                 ).hexdigest()[:16],
             )
         )

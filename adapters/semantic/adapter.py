@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter_sdk.protocol import (
+    AdapterSkipReason,
     AsOfSupport,
     Candidate,
     Capability,
@@ -156,6 +157,12 @@ class SemanticAdapter(Adapter):
         import numpy as np
 
         index = self._index()
+        record_types = params.filters.record_types
+        if record_types is not None and "document" not in record_types:
+            return SearchResult(
+                candidates=[], outcome=SearchOutcome.skipped,
+                reason=AdapterSkipReason.record_type_mismatch,
+            )
         snapshot = index.snapshot()
         diagnostics: dict[str, Any] = {
             "query_mode": "semantic", "model": MODEL_KEY, "similarity_floor": self.floor,
