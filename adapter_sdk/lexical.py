@@ -1,7 +1,9 @@
 """The shared tokenizer and query analysis every adapter uses.
 
 Tokens are runs of Unicode letters and digits, lowercased; everything else
-separates. Tokens longer than 64 characters are dropped. A natural-language
+separates. Tokens longer than 64 characters are dropped. Markup that marks
+part of a word is removed first (``unmark_words``), so ``[s]ave``, ``Sa[v]e``,
+``re**start**`` and ``Sa<u>v</u>e`` are the words they display. A natural-language
 question loses its English function words (unless the question is nothing but
 function words), so scaffolding such as "what did we" cannot manufacture
 matches; numbers and identifiers are always kept.
@@ -39,9 +41,39 @@ FUNCTION_WORDS = frozenset(
 )
 
 
+# A bracketed letter starting or inside a word (a shortcut key: "[s]ave", "Sa[v]e"), an
+# emphasised span touching a letter ("re**start**", "**re**start", "Sa*v*e"), or an inline
+# HTML tag between two letters ("Sa<u>v</u>e"). A lone asterisk ("x*y") is not emphasis.
+_L = r"[^\W_]"
+_IN_WORD_MARKUP = re.compile(
+    rf"(?=[\[*<])(?:\[({_L})\](?={_L})"
+    rf"|(?<={_L})(\*{{1,3}})({_L}+)\2|(\*{{1,3}})({_L}+)\4(?={_L})"
+    rf"|(?<={_L})</?[A-Za-z][A-Za-z0-9]{{0,9}}>(?={_L}))"
+)
+_MARKUP_CHARS = frozenset("[*<")
+
+
 def tokenize(text: str) -> list[str]:
-    """Lowercased letter/digit runs of ``text``, in order, long tokens dropped."""
+    """Lowercased letter/digit runs of ``text`` (markup inside words removed), in order,
+    long tokens dropped."""
+    return tokenize_unmarked(unmark_words(text))
+
+
+def tokenize_unmarked(text: str) -> list[str]:
+    """``tokenize`` for text already passed through ``unmark_words`` (text an index stores)."""
     return [t for t in _TOKEN.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS]
+
+
+def unmark_words(text: str) -> str:
+    """``text`` with the markup that marks letters inside a word removed, so the word is
+    whole again. Index text the same way, so a search and its index agree on the words."""
+    if _MARKUP_CHARS.isdisjoint(text):
+        return text
+    return _IN_WORD_MARKUP.sub(_kept_letter, text)
+
+
+def _kept_letter(match: re.Match[str]) -> str:
+    return match.group(1) or match.group(3) or match.group(5) or ""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from adapter_sdk.lexical import tokenize
+from adapter_sdk.lexical import tokenize, unmark_words
 from adapter_sdk.markdown.front_matter import FrontMatter, front_matter_span, parse_front_matter
 
 PREVIEW_CHARS = 400
@@ -114,7 +114,9 @@ def chunk_title(doc_title: str, heading_path: tuple[str, ...]) -> str:
 
 
 def indexable(text: str) -> str:
-    """Text as indexed: link destinations and URLs removed (they are not prose)."""
+    """Text as indexed: link destinations and URLs removed (they are not prose), and
+    markup inside words removed as ``tokenize`` removes it (``unmark_words``)."""
+    text = unmark_words(text)
     if "](" in text:
         text = _LINK_TARGET.sub("]", text)
     if "://" in text or "www." in text.lower():

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
+from adapter_sdk.relevance import term_weight
 from adapters.gmail.mbox_reader import (
     SEPARATOR,
     MalformedMessage,
@@ -252,6 +253,20 @@ class MboxIndex:
         with self.connection() as conn:
             rows = conn.execute(sql, [match, *args, limit]).fetchall()
         return [MessageHit(r[0], r[1], -float(r[2]), r[3], r[4]) for r in rows]
+
+    def term_weights(self, stems: set[str]) -> dict[str, float]:
+        """Each stem → its IDF over the indexed messages (``adapter_sdk.relevance``)."""
+        if not stems:
+            return {}
+        marks = ",".join("?" * len(stems))
+        with self.connection() as conn:
+            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.message_terms"
+                         " USING fts5vocab(main, message_text, row)")
+            messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+            frequency = dict(conn.execute(
+                f"SELECT term, doc FROM temp.message_terms WHERE term IN ({marks})", sorted(stems)
+            ).fetchall())
+        return {stem: term_weight(frequency.get(stem, 0), messages) for stem in stems}
 
     def threads(self, thread_ids: list[str], window: DateWindow) -> dict[str, ThreadSummary]:
         """Thread summaries without spam/trash messages; later than ``window.until`` left out."""

@@ -33,6 +33,7 @@ from adapter_sdk.protocol import (
     SearchParams,
     SearchResult,
 )
+from adapter_sdk.relevance import decisive_terms, weighted_coverage
 from adapter_sdk.relevance import relevance as span_relevance
 from adapters.gmail import render, threads
 from adapters.gmail.bodies import message_text
@@ -101,12 +102,14 @@ class MboxSource:
         window = DateWindow(_ts(filters.since), min(bounds) if bounds else None)
         keyed = term_keys(query.terms, stemmed)  # stem → the question's first spelling of it
         stems = set(keyed)
+        weights = self.index.term_weights(stems)
         required = _required_terms(query, len(keyed))
+        decisive = [keyed[s] for s in sorted(decisive_terms(weights))] if required > 1 else []
 
         by_thread: dict[str, list[MessageHit]] = {}
         if keyed:
             pool = max(limit * MESSAGE_POOL_PER_RESULT, MIN_MESSAGE_POOL)
-            for hit in self.index.message_hits(_match(list(keyed.values()), required), window, pool):
+            for hit in self.index.message_hits(_match(list(keyed.values()), required, decisive), window, pool):
                 by_thread.setdefault(hit.thread_id, []).append(hit)
         thread_ids = list(dict.fromkeys([*query.thread_ids, *by_thread]))
         summaries = self.index.threads(thread_ids, DateWindow(until=as_of))
@@ -118,13 +121,13 @@ class MboxSource:
                 continue
             hits = by_thread.get(tid, [])
             pointer = self._term_counts(summary.pointer_text)
-            relevance = pointer.relevance(stems)
+            relevance = pointer.relevance(weights)
             seen = pointer.present(stems)
             for hit in hits:
                 body = self._term_counts(hit.body)
-                relevance = max(relevance, body.relevance(stems))
+                relevance = max(relevance, body.relevance(weights))
                 seen |= body.present(stems) | self._term_counts(hit.header).present(stems)
-            coverage = len(seen) / len(stems) if stems else 1.0
+            coverage = weighted_coverage(seen, weights) if stems else 1.0
             best = max((hit.score for hit in hits), default=0.0)
             scored.append((tid not in query.thread_ids, -coverage, -best, tid, summary, relevance))
         scored.sort(key=lambda row: row[:4])
@@ -250,24 +253,29 @@ class TermCounts:
     def present(self, stems: set[str]) -> set[str]:
         return {stem for stem in stems if stem in self.occurrences}
 
-    def relevance(self, stems: set[str]) -> float:
-        """``lexical_relevance(terms, tokenize(text), key=stemmed)``, ``stems`` the terms' keys."""
-        matched = self.present(stems)
+    def relevance(self, weights: dict[str, float]) -> float:
+        """``lexical_relevance(terms, tokenize(text), key=stemmed, weights=weights)``,
+        ``weights`` each term's key → its IDF."""
+        matched = self.present(set(weights))
         occurrences = sum(self.occurrences[stem] for stem in matched)
-        return span_relevance(len(matched), len(stems), occurrences, self.length)
+        return span_relevance(
+            sum(weights[stem] for stem in matched), sum(weights.values()), occurrences, self.length
+        )
 
 
 def _required_terms(query: MailQuery, distinct_terms: int) -> int:
-    """A prose question must share two of its words with a message, so scaffolding can't match."""
+    """A prose question must share two of its words, or one decisive word, with a message,
+    so scaffolding can't match."""
     if query.removed and 2 <= distinct_terms <= MAX_ADMISSION_TERMS:
         return 2
     return 1
 
 
-def _match(terms: list[str], required: int) -> str:
+def _match(terms: list[str], required: int, decisive: list[str]) -> str:
     quoted = [f'"{term}"' for term in terms]
     if required == 2:
-        return " OR ".join(f"({a} AND {b})" for a, b in combinations(quoted, 2))
+        pairs = [f"({a} AND {b})" for a, b in combinations(quoted, 2)]
+        return " OR ".join(pairs + [f'"{term}"' for term in decisive])
     return " OR ".join(quoted)
 
 

@@ -1,12 +1,20 @@
 """Answer one search from the index: rank chunks, name exact matches, cut excerpts.
 
 Ranking is FTS5's BM25 (k1 1.2, b 0.75) over each chunk's title (its heading
-path, weighted 2) and body, multiplied by the share of the question's content
-terms the chunk holds. A natural-language question (one that lost function
-words) admits only chunks holding at least two of its content terms, so
-scaffolding cannot manufacture a hit. A query word naming a note's relative
-path or file name, or a run of query tokens spelling a declared alias or id,
-makes that note an exact-identifier hit; exact hits rank first.
+path, weighted 2) and body, multiplied by the share of the question's term
+weight the chunk holds (each content term weighted by its IDF over the
+chunks, ``adapter_sdk.relevance``), so the generic words of a question count
+for less than its decisive ones. A natural-language question (one that lost
+function words) admits only chunks holding at least two of its content terms,
+or one term carrying at least half the question's weight (a rare, decisive
+word), so scaffolding cannot manufacture a hit. A chunk whose own heading, or
+whose note's title or file name, is spelled entirely by the question's terms
+is the page about the thing asked: its score is multiplied by
+``NAME_MATCH_BOOST``, and its relevance is at least the relevance measured
+over that name alone (a name is matched text of its own). A query word naming
+a note's relative path or file name, or a run of query tokens spelling a
+declared alias or id, makes that note an exact-identifier hit; exact hits
+rank first.
 
 The index stores Porter stems (``adapter_sdk.lexical.STEMMED_FTS5_TOKENIZER``),
 so a term matches every spelling sharing its stem ("backups", "backed up");
@@ -32,12 +40,12 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Any
 
-from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize
+from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
 from adapter_sdk.lexical import stemmed as stem_token
 from adapter_sdk.markdown.chunking import split_lines
 from adapter_sdk.markdown.front_matter import normalize_reference
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
-from adapter_sdk.relevance import relevance
+from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
 from adapters.notes.excerpts import matched_window
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 
@@ -49,6 +57,7 @@ DEFAULT_LIMIT = 20
 # a live note's revision: its content digest, under a prefix no sanitizer reads as a URL scheme
 REVISION_PREFIX = "sha256:"
 MAX_ADMISSION_TERMS = 10
+NAME_MATCH_BOOST = 2.0
 MAX_IDENTIFIER_TOKENS = 8
 _WORD_TRIM = "\"'()[]{}<>,;!?`"
 _CHUNK_COLUMNS = """c.id, c.note_id, c.ordinal, c.start_line, c.end_line, c.heading,
@@ -66,6 +75,7 @@ class Hit:
     length: int = 0
     exact: bool = False
     alias: bool = False
+    named: bool = False  # its heading, title or file name is what the question names
 
     @property
     def path(self) -> str:
@@ -95,9 +105,11 @@ def run_search(
     query = analyze_query(params.query)
     keyed = term_keys(query.content_terms, stemmed)  # stem → the question's first spelling of it
     terms = set(keyed)
+    weights = _term_weights(conn, terms)
     where, args = _note_filters(params, as_of_on_mtime=context.snapshot is None)
     entity_terms = [t for entity in params.filters.entities or [] for t in tokenize(entity)]
     required = _required_terms(query, len(keyed))
+    decisive = decisive_terms(weights) if required > 1 else set()
     diagnostics: dict[str, Any] = {
         "query_mode": "lexical",
         "query_analyzer": QUERY_ANALYZER,
@@ -107,6 +119,10 @@ def run_search(
         diagnostics["query_terms_removed"] = list(query.removed)
     if required > 1:
         diagnostics["query_terms_required"] = required
+        if decisive:
+            diagnostics["query_terms_decisive"] = sorted(keyed[t] for t in decisive)
+    if weights:
+        diagnostics["query_term_weights"] = {keyed[t]: round(w, 3) for t, w in sorted(weights.items())}
     if entity_terms or params.filters.entities:
         diagnostics["entity_filter"] = "lexical_tokens"
     if params.as_of is not None:
@@ -116,7 +132,8 @@ def run_search(
     pool_size = max(limit * 3, 50)
     hits: dict[int, Hit] = {}
     if terms:
-        match = _match_expression(list(keyed.values()), required, entity_terms)
+        match = _match_expression(list(keyed.values()), required, entity_terms,
+                                  [keyed[t] for t in sorted(decisive)])
         if where:
             sql = (
                 "SELECT c.id, chunk_text.rank FROM chunk_text"
@@ -153,11 +170,15 @@ def run_search(
             hit.alias = "alias" in kinds[0]
             identifier_coverage[hit.row["id"]] = kinds[1]
 
+    for hit in hits.values():
+        hit.score *= weighted_coverage(hit.matched, weights)
+        if hit.matched and _names_the_question(hit, terms):
+            hit.score *= NAME_MATCH_BOOST
+            hit.named = True
     ordered = sorted(
-        hits.values(),
-        key=lambda h: (not h.exact, -h.score * _coverage(h, terms), h.path, h.row["ordinal"]),
+        hits.values(), key=lambda h: (not h.exact, -h.score, h.path, h.row["ordinal"])
     )[:limit]
-    candidates, unverified = _candidates(ordered, terms, identifier_coverage, context)
+    candidates, unverified = _candidates(ordered, weights, identifier_coverage, context)
     supersedes_problems = _attach_supersedes(conn, candidates, context.source_id)
     _attach_superseded_by(
         conn, candidates, context.source_id, params.as_of, as_of_on_mtime=context.snapshot is None
@@ -176,11 +197,63 @@ def _required_terms(query: AnalyzedQuery, distinct_terms: int) -> int:
     return 1
 
 
-def _match_expression(terms: list[str], required: int, entity_terms: list[str]) -> str:
-    """FTS5 stems each quoted term as it stems the index, so a term meets all its spellings."""
+def _term_weights(conn: sqlite3.Connection, terms: set[str]) -> dict[str, float]:
+    """Each stemmed term → its IDF over the index's chunks (``adapter_sdk.relevance``)."""
+    if not terms:
+        return {}
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms USING fts5vocab(main, chunk_text, row)"
+    )
+    documents = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    marks = ",".join("?" * len(terms))
+    frequency = dict(
+        conn.execute(f"SELECT term, doc FROM temp.chunk_terms WHERE term IN ({marks})", sorted(terms))
+    )
+    return {term: term_weight(frequency.get(term, 0), documents) for term in terms}
+
+
+def _names_the_question(hit: Hit, terms: set[str]) -> bool:
+    """Whether the chunk's own heading, or its note's title or file name, is spelled
+    entirely by the question's content terms (function words aside)."""
+    return any(
+        name_terms and name_terms <= terms for name_terms in map(_name_terms, _names(hit.row))
+    )
+
+
+def _names(row: sqlite3.Row) -> tuple[str, ...]:
+    """What names a chunk: its own heading, and its note's title and file name."""
+    heading_path = json.loads(row["heading_path"])
+    stem = row["path"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return (row["doc_title"], stem, *heading_path[-1:])
+
+
+@lru_cache(maxsize=4096)
+def _name_terms(name: str) -> frozenset[str]:
+    return frozenset(stemmed(t) for t in analyze_query(name).content_terms)
+
+
+def _field_relevance(name: str, weights: dict[str, float]) -> float:
+    """Relevance measured over a name field alone: the heading, title or file name that
+    a question spells is matched text of its own, so a page named for the thing asked
+    is not outweighed by passages that merely mention it densely."""
+    tokens = [stemmed(t) for t in tokenize(name)]
+    matched = {t for t in tokens if t in weights}
+    if not matched:
+        return 0.0
+    occurrences = sum(t in weights for t in tokens)
+    return relevance(sum(weights[t] for t in matched), sum(weights.values()), occurrences, len(tokens))
+
+
+def _match_expression(
+    terms: list[str], required: int, entity_terms: list[str], decisive: list[str] | None = None
+) -> str:
+    """FTS5 stems each quoted term as it stems the index, so a term meets all its spellings.
+    With two terms required, a pair of them or one ``decisive`` term admits a chunk."""
     quoted = [f'"{t}"' for t in terms]
     if required == 2:
-        expression = " OR ".join(f"({a} AND {b})" for a, b in combinations(quoted, 2))
+        expression = " OR ".join(
+            [f"({a} AND {b})" for a, b in combinations(quoted, 2)] + [f'"{t}"' for t in decisive or []]
+        )
     else:
         expression = " OR ".join(quoted)
     if entity_terms:
@@ -285,7 +358,8 @@ def _query_words(raw: str) -> set[str]:
 
 
 def _measure(hit: Hit, terms: set[str]) -> None:
-    record_terms = tokenize(hit.row["chunk_title"]) + tokenize(hit.row["chunk_body"])
+    # the index stores text already unmarked (``chunking.indexable``)
+    record_terms = tokenize_unmarked(hit.row["chunk_title"]) + tokenize_unmarked(hit.row["chunk_body"])
     hit.length = len(record_terms)
     # Porter stemming only rewrites a word's ending, so an ASCII token whose first
     # letter starts no term cannot match one: it is skipped without being stemmed
@@ -300,13 +374,11 @@ def _measure(hit: Hit, terms: set[str]) -> None:
             hit.occurrences += 1
 
 
-def _coverage(hit: Hit, terms: set[str]) -> float:
-    return len(hit.matched) / len(terms) if terms else 0.0
-
-
 def _candidates(
-    hits: list[Hit], terms: set[str], identifier_coverage: dict[int, float], context: SearchContext
+    hits: list[Hit], weights: dict[str, float], identifier_coverage: dict[int, float],
+    context: SearchContext,
 ) -> tuple[list[Candidate], int]:
+    query_weight = sum(weights.values())
     live = {h.path: _note_lines(context, h.path, h.row["sha256"]) for h in hits}
     unverified = 0
     candidates = []
@@ -324,7 +396,12 @@ def _candidates(
             kind = ExcerptKind.matched
             if excerpt is None:
                 excerpt, kind = row["preview"] or None, ExcerptKind.preview
-        lexical_relevance = relevance(len(hit.matched), len(terms), hit.occurrences, hit.length)
+        matched_weight = sum(weights[t] for t in hit.matched)
+        lexical_relevance = relevance(matched_weight, query_weight, hit.occurrences, hit.length)
+        if hit.named:
+            lexical_relevance = max(
+                lexical_relevance, *(_field_relevance(name, weights) for name in _names(row))
+            )
         signals = [MatchSignal.lexical] if hit.matched else []
         if hit.exact:
             signals.append(MatchSignal.exact_identifier)
@@ -341,7 +418,7 @@ def _candidates(
                 excerpt=excerpt,
                 excerpt_kind=kind if excerpt else None,
                 local_rank=rank,
-                local_score=round(hit.score * _coverage(hit, terms), 6),
+                local_score=round(hit.score, 6),
                 relevance=round(min(candidate_relevance, 1.0), 6),
                 match_signals=signals or None,
                 observed_at=context.observed_at,
@@ -353,7 +430,7 @@ def _candidates(
                 sensitivity=Sensitivity.internal,
                 metadata=_metadata(row, front, context.generation),
                 content_fingerprint=hashlib.sha256(
-                    " ".join(tokenize(row["chunk_body"])).encode()
+                    " ".join(tokenize_unmarked(row["chunk_body"])).encode()
                 ).hexdigest()[:16],
             )
         )

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from adapter_sdk.lexical import tokenize
+from adapter_sdk.lexical import tokenize, unmark_words
 from adapter_sdk.markdown.chunking import ParsedNote, indexable, parse_note
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.scan import FileStat, ScanResult, scan
@@ -434,7 +434,7 @@ class _Updater:
             body = chunk.indexed_body
             if self.settings.examples_quote_queries:
                 body = _QUOTED.sub(" ", body)
-            self.rows["chunk_text"].append((chunk_id, chunk.title, indexable(body)))
+            self.rows["chunk_text"].append((chunk_id, unmark_words(chunk.title), indexable(body)))
         for key, kind in _identifiers(rel, stem, [*front.aliases, *self.settings.aliases_of(rel)], front.note_id):
             self.rows["identifiers"].append((key, note_id, kind))
         if len(self.rows["chunk_text"]) + len(self.text_deletes) >= _ROW_BATCH:

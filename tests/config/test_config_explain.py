@@ -44,7 +44,7 @@ def test_json_lists_paths_files_defaults_adapters_profiles_and_identity(user_hom
         {"layer": "project", "path": str(user_home.project_file)},
     ]
     assert report["defaults"]["timeout_ms"] == {"value": 2000, "layer": "default", "origin": None}
-    assert [a["name"] for a in report["adapters"]] == ["eventstore", "gmail", "notes", "postgres", "tasks"]
+    assert [a["name"] for a in report["adapters"]] == ["eventstore", "gmail", "notes", "postgres", "semantic", "tasks"]
     work = report["profiles"][0]
     assert work["fields"]["max_sensitivity"]["layer"] == "project"
     assert work["fields"]["sources"]["layer"] == "user"

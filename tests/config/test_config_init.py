@@ -8,10 +8,13 @@ import stat
 from pathlib import Path
 
 from broker.config import load_config
+from broker.config.init import SEMANTIC_INSTALL, semantic_extra_missing
 
 from .conftest import Home
 
 UID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{16}$")
+# with the semantic extra installed, init --notes adds the notes ranked by meaning too
+SEMANTIC = not semantic_extra_missing()
 
 
 def notes_dir(home: Home) -> Path:
@@ -28,8 +31,22 @@ def test_init_writes_a_config_that_loads_with_a_notes_source(home: Home) -> None
     source = config.source("notes")
     assert source is not None and source.adapter == "notes"
     assert source.location == str(notes) and UID.match(source.source_uid)
-    assert config.profile().sources == ["notes"]
+    assert config.profile().sources == (["notes", "notes-meaning"] if SEMANTIC else ["notes"])
     assert config.profile().max_sensitivity.value == "internal"
+
+
+def test_init_turns_on_the_semantic_leg_when_its_extra_is_installed_else_says_how(home: Home) -> None:
+    notes = notes_dir(home)
+    done = home.recall("init", "--notes", str(notes))
+    config = load_config(cwd=home.root, environ=home.environ)
+    semantic = config.source("notes-meaning")
+    if SEMANTIC:
+        assert semantic is not None and semantic.adapter == "semantic"
+        assert semantic.location == str(notes) and semantic.settings == {"lexical_source": "notes"}
+        assert SEMANTIC_INSTALL not in done.stdout
+    else:
+        assert semantic is None
+        assert SEMANTIC_INSTALL in done.stdout
 
 
 def test_init_prints_what_it_created_and_the_next_steps(home: Home) -> None:
@@ -43,7 +60,8 @@ def test_init_prints_what_it_created_and_the_next_steps(home: Home) -> None:
         "\n"
         "Next:\n"
         "  recall refresh --source notes\n"
-        '  recall query "what did we decide"\n'
+        + ("" if SEMANTIC else f"  optional, to also rank notes by meaning: {SEMANTIC_INSTALL}, then recall init again\n")
+        + '  recall query "what did we decide"\n'
     )
 
 
@@ -131,5 +149,6 @@ def test_commented_examples_become_valid_sources_when_uncommented(home: Home) ->
     uncommented = re.sub(r"^# ((\[\[sources\]\])|(\w+ = .*))$", r"\1", text, flags=re.M)
     home.user_file.write_text(uncommented)
     config = load_config(cwd=home.root, environ=home.environ)
-    assert [s.source_id for s in config.sources] == ["notes", "tasks", "gmail", "events"]
-    assert len({s.source_uid for s in config.sources}) == 4
+    semantic = ["notes-meaning"] if SEMANTIC else []
+    assert [s.source_id for s in config.sources] == ["notes", *semantic, "tasks", "gmail", "events"]
+    assert len({s.source_uid for s in config.sources}) == 4 + len(semantic)

@@ -40,7 +40,7 @@ def test_user_defaults_replace_built_ins_and_name_their_file(home: Home) -> None
 
 def test_builtin_adapters_run_this_package_with_the_current_interpreter(home: Home) -> None:
     adapters = home.load().adapters
-    assert set(adapters) == {"notes", "tasks", "gmail", "eventstore", "postgres"}
+    assert set(adapters) == {"notes", "tasks", "gmail", "eventstore", "postgres", "semantic"}
     assert adapters["tasks"].argv == [sys.executable, "-m", "adapters.tasks"]
     assert adapters["notes"].builtin and adapters["notes"].origin.layer is Layer.builtin
 
@@ -49,6 +49,7 @@ def test_builtin_freshness_modes_match_each_adapter(home: Home) -> None:
     modes = {name: a.freshness_modes for name, a in home.load().adapters.items()}
     assert modes == {
         "notes": ["indexed"],
+        "semantic": ["indexed"],
         "tasks": ["live"],
         "gmail": ["live", "indexed"],
         "eventstore": ["live"],

@@ -21,7 +21,9 @@ from broker.evaluation.pack import load_pack
 from broker.evaluation.report import comparison_text
 
 EVAL = Path(__file__).resolve().parents[2] / "eval"
-PACKS = ("smoke", "retrieval")
+PACKS = ("smoke", "retrieval", "black-docs")
+# packs of judged questions over a corpus, each with a must-abstain pool kept outside it
+JUDGED_PACKS = ("retrieval", "black-docs")
 
 # Shapes the smoke pack exists to cover; each must stay tagged on some case.
 SMOKE_SHAPES = {
@@ -53,8 +55,9 @@ def test_smoke_pack_covers_every_outcome_and_failure_shape():
     assert SMOKE_SHAPES <= tags, SMOKE_SHAPES - tags
 
 
-def test_retrieval_pack_has_enough_judged_questions():
-    pack = load_pack(EVAL / "packs" / "retrieval")
+@pytest.mark.parametrize("name", JUDGED_PACKS)
+def test_judged_pack_has_enough_judged_and_paraphrased_questions(name):
+    pack = load_pack(EVAL / "packs" / name)
     judged = [c for c in pack.cases if c.expected_behavior == "answer" and pack.judgments.get(c.case_id)]
     assert len(judged) >= 60
     assert sum("paraphrase" in c.tags for c in judged) >= 15
@@ -69,8 +72,9 @@ def _corpus_words(root: Path) -> set[str]:
     return words
 
 
-def test_abstain_pool_words_appear_nowhere_in_the_corpus():
-    pack_dir = EVAL / "packs" / "retrieval"
+@pytest.mark.parametrize("name", JUDGED_PACKS)
+def test_abstain_pool_words_appear_nowhere_in_the_corpus(name):
+    pack_dir = EVAL / "packs" / name
     corpus = _corpus_words(pack_dir / "sources")
     pool = [json.loads(line) for line in (pack_dir / "abstain_pool.jsonl").read_text().splitlines()]
     assert len(pool) >= 10
@@ -81,8 +85,9 @@ def test_abstain_pool_words_appear_nowhere_in_the_corpus():
     assert not any(leaked.values()), {k: v for k, v in leaked.items() if v}
 
 
-def test_abstain_pool_lies_outside_every_source_location():
-    pack = load_pack(EVAL / "packs" / "retrieval")
+@pytest.mark.parametrize("name", JUDGED_PACKS)
+def test_abstain_pool_lies_outside_every_source_location(name):
+    pack = load_pack(EVAL / "packs" / name)
     pool = (pack.directory / pack.manifest.abstain_pool).resolve()
     sources = (pack.directory / pack.manifest.sources_dir).resolve()
     assert not pool.is_relative_to(sources)

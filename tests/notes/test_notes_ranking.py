@@ -1,0 +1,86 @@
+"""What admits and orders a note chunk: decisive words, informative words, named pages,
+and words written with markup inside them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from .adapter_process import NotesProcess
+from .conftest import write_note
+
+# Every note talks about the formatter and how it handles things, so those words are
+# common (low IDF); "gitignore" and "kakoune" are rare, decisive words.
+FILLER = {
+    f"guide/topic-{n}.md": f"# Topic {n}\n\nHow the formatter handles case {n}: the formatter"
+    f" handles it in place and reports what it changed.\n"
+    for n in range(12)
+}
+NOTES = {
+    **FILLER,
+    "discovery.md": "# Discovery\n\n## .gitignore\n\nPaths listed in .gitignore are skipped.\n",
+    "editors/kakoune.md": "# Kakoune\n\nAdd a hook to your kakrc, then run :format.\n",
+    "editors/overview.md": "# Editor overview\n\nVim, Emacs and Kakoune have plugins. Kakoune users"
+    " add a hook; Kakoune hooks run on save. Emacs users install a package; Vim users a plugin.\n",
+    "menus.md": "# Menus\n\nChoose [S]ave to keep the file, or Sa[v]e **A**s to copy it.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def notes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NotesProcess]:
+    base = tmp_path_factory.mktemp("ranking")
+    for rel, text in NOTES.items():
+        write_note(base / "notes", rel, text)
+    proc = NotesProcess()
+    try:
+        proc.initialize(str(base / "notes"), str(base / "work"))
+        yield proc
+    finally:
+        proc.close()
+
+
+def _records(result: dict) -> list[str]:
+    return [c["source_record_id"] for c in result["candidates"]]
+
+
+def test_one_decisive_word_admits_a_chunk_a_prose_question_otherwise_needs_two_for(
+    notes: NotesProcess,
+) -> None:
+    result = notes.search("how does the formatter handle gitignore")
+    assert result["diagnostics"]["query_terms_required"] == 2
+    assert result["diagnostics"]["query_terms_decisive"] == ["gitignore"]
+    assert _records(result)[0] == "discovery.md"
+
+
+def test_the_informative_word_outweighs_the_generic_ones_in_relevance(notes: NotesProcess) -> None:
+    result = notes.search("how does the formatter handle gitignore")
+    by_record = {c["source_record_id"]: c["relevance"] for c in result["candidates"]}
+    assert by_record["discovery.md"] > max(v for k, v in by_record.items() if k.startswith("guide/"))
+    weights = result["diagnostics"]["query_term_weights"]
+    assert weights["gitignore"] > weights["formatter"]
+
+
+def test_a_common_word_alone_admits_nothing_for_a_question_about_something_absent(
+    notes: NotesProcess,
+) -> None:
+    result = notes.search("what is the sourdough hydration for the formatter?")
+    assert "query_terms_decisive" not in result["diagnostics"]
+    assert result["candidates"] == []
+
+
+def test_the_page_named_for_the_term_ranks_above_pages_that_mention_it_more(
+    notes: NotesProcess,
+) -> None:
+    result = notes.search("kakoune")
+    assert _records(result)[:2] == ["editors/kakoune.md", "editors/overview.md"]
+    named, variant = result["candidates"][:2]
+    assert named["relevance"] > variant["relevance"]
+
+
+def test_markup_inside_a_word_does_not_split_it(notes: NotesProcess) -> None:
+    result = notes.search("save as")
+    assert _records(result)[0] == "menus.md"
+    top = result["candidates"][0]
+    assert top["excerpt_kind"] == "matched"
+    assert "Sa[v]e **A**s" in top["excerpt"]

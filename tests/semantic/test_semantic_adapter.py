@@ -1,0 +1,112 @@
+"""The semantic adapter process with the real all-MiniLM-L6-v2 weights from its package.
+
+Skipped where the semantic extra is not installed (``recall doctor`` says how to add it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from broker.config.init import semantic_extra_missing
+from tests.support.adapter_process import AdapterError, AdapterProcess
+
+pytestmark = pytest.mark.skipif(
+    bool(semantic_extra_missing()), reason=f"semantic extra not installed: {semantic_extra_missing()}"
+)
+
+NOTES = {
+    "formatting/skip.md": "# Leaving code alone\n\nLines ending in `# fmt: skip` and blocks between"
+    " `# fmt: off` and `# fmt: on` are never reformatted.\n",
+    "ops/docker.md": "# Container images\n\nOfficial images are published on Docker Hub, tagged"
+    " with each release number.\n",
+    "style/quotes.md": "# Strings\n\nDouble quotes are preferred over single quotes.\n",
+}
+
+
+def _wait_until_built(proc: AdapterProcess, seconds: float = 240.0) -> dict:
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop:
+        health = proc.health()
+        if health["coverage"] == "complete":
+            return health
+        time.sleep(0.5)
+    raise AssertionError("semantic index did not finish building")
+
+
+@pytest.fixture(scope="module")
+def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AdapterProcess, dict]]:
+    base = tmp_path_factory.mktemp("semantic")
+    for rel, text in NOTES.items():
+        (base / "notes" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / "notes" / rel).write_text(text)
+    proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt")
+    try:
+        manifest = proc.initialize(str(base / "notes"), str(base / "work"), {"lexical_source": "notes"})
+        yield proc, manifest
+    finally:
+        proc.close()
+
+
+def test_manifest_declares_vector_similarity(semantic: tuple[AdapterProcess, dict]) -> None:
+    _, manifest = semantic
+    assert manifest["relevance_basis"] == "vector_similarity"
+    assert manifest["query_modes"] == ["semantic"]
+
+
+def test_a_paraphrase_sharing_no_word_finds_the_chunk_by_meaning(semantic: tuple[AdapterProcess, dict]) -> None:
+    proc, _ = semantic
+    _wait_until_built(proc)
+    result = proc.search("how do I stop the formatter from touching part of my file")
+    top = result["candidates"][0]
+    assert top["locator"] == "meaning:formatting/skip.md#L1-L3"
+    assert top["derived_from"] == ["notes:formatting/skip.md#L1-L3"]
+    assert top["match_signals"] == ["semantic"]
+    assert result["diagnostics"]["similarity_floor"] <= top["relevance"] == top["local_score"]
+    assert result["outcome"] == "success"
+
+
+def test_a_question_about_nothing_here_admits_no_chunk(semantic: tuple[AdapterProcess, dict]) -> None:
+    proc, _ = semantic
+    _wait_until_built(proc)
+    result = proc.search("sourdough starter hydration ratio")
+    assert result["candidates"] == []
+    assert result["diagnostics"]["best_similarity"] < result["diagnostics"]["similarity_floor"]
+
+
+def test_a_search_during_the_first_build_is_partial_not_an_empty_success(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for n in range(40):
+        (notes / f"n{n}.md").write_text(f"# Note {n}\n\n" + "words about container images " * 40)
+    proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt")
+    try:
+        proc.initialize(str(notes), str(tmp_path / "work"))
+        result = proc.search("container images")
+        assert result["outcome"] == "partial"
+        assert result["reason"] == "index_building"
+    finally:
+        proc.close()
+
+
+def test_a_missing_folder_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt")
+    try:
+        with pytest.raises(AdapterError, match="not a folder"):
+            proc.initialize(str(tmp_path / "absent"), str(tmp_path / "work"))
+    finally:
+        proc.close()
+
+
+def test_a_candidate_locator_expands_to_the_chunk_it_names(semantic: tuple[AdapterProcess, dict]) -> None:
+    proc, _ = semantic
+    _wait_until_built(proc)
+    top = proc.search("images on docker hub for every release")["candidates"][0]
+    expanded = proc.expand(top["locator"], "full")
+    assert "Official images are published on Docker Hub" in expanded["content"]
+    assert expanded["provenance"] == "ops/docker.md:L1-L3"
+    with pytest.raises(AdapterError, match="no longer has a section"):
+        proc.expand("meaning:ops/docker.md#L2-L9", "full")
