@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,5 +76,5 @@ def test_init_force_removes_the_indexes_of_the_sources_it_replaces(tmp_path: Pat
     assert before, "refresh keeps the notes index in the source's workdir"
     replaced = run("init", "--force", "--notes", str(notes))
     assert replaced.returncode == 0, replaced.stderr
-    assert "removed 1 index folders" in replaced.stdout
+    assert re.search(r"removed \d+ index folders", replaced.stdout), replaced.stdout
     assert not any(p.exists() for p in before)

@@ -5,6 +5,7 @@ Skipped where the semantic extra is not installed (``recall doctor`` says how to
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,8 @@ import pytest
 from broker.config.init import semantic_extra_missing
 from tests.support.adapter_process import AdapterError, AdapterProcess
 
+if semantic_extra_missing() and os.environ.get("RECALL_TEST_SEMANTIC") == "1":
+    raise RuntimeError(f"RECALL_TEST_SEMANTIC=1 but the semantic extra is missing: {semantic_extra_missing()}")
 pytestmark = pytest.mark.skipif(
     bool(semantic_extra_missing()), reason=f"semantic extra not installed: {semantic_extra_missing()}"
 )
