@@ -222,8 +222,6 @@ class Case(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Case:
-        if self.suppress_lineages and self.mode is not Mode.pre_reply:
-            raise ValueError("suppress_lineages applies only with mode pre_reply")
         if self.expected_fail is not None:
             declared = self.assertions.declared()
             for name in self.expected_fail.assertions:
