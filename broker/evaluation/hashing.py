@@ -57,7 +57,8 @@ CASE_FIELDS = (
     "limit", "response_tokens", "include_stale", "valid_at",
 )
 ALWAYS = frozenset({"schema_version", "pack_id", "version", "cases", "judgments", "case_id", "query",
-                    "profile", "expected_behavior", "lineage_root", "relevance", "recorded", "reason"})
+                    "expected_behavior", "lineage_root", "relevance", "recorded", "reason"})
+CASE_ALWAYS = ALWAYS | {"profile"}  # a manifest's profile may be left out, a case's may not
 # set-but-zero still counts for these (the reference holds them as pointers)
 POINTERS = frozenset({"min_results", "max_results", "max_corroborated_units", "max_results_per_record",
                       "scope", "assertions", "expected_fail", "budgets", "baseline", "sensitivity_ceiling"})
@@ -102,13 +103,14 @@ def _empty(value: Any) -> bool:
 def _go_record(model: BaseModel) -> dict[str, Any]:
     order = FIELD_ORDER.get(type(model))
     names = order if order is not None else tuple(type(model).model_fields)
+    always = CASE_ALWAYS if isinstance(model, Case) else ALWAYS
     out: dict[str, Any] = {}
     for name in names:
         value = getattr(model, name)
-        if name in ALWAYS:
+        if name in always:
             out[name] = _go_value(value if value is not None else "")
         elif name in POINTERS:
-            if value is not None and (name in model.model_fields_set or not _empty(value)):
+            if value is not None and (name in model.model_fields_set or not isinstance(value, BaseModel)):
                 out[name] = _go_value(value)
         elif name == "mode":
             if name in model.model_fields_set:
