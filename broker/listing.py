@@ -34,6 +34,8 @@ async def list_sources(config: Config, supervisor: Supervisor, profile_name: str
                 query_modes=[str(m) for m in manifest.query_modes],
                 as_of_support=str(manifest.as_of_support),
             )
+            if "freshness_policy" not in row and manifest.freshness_policy:
+                row["freshness_policy"] = manifest.freshness_policy  # the configuration's wins
             floor = effective_sensitivity(source, manifest)
             if floor != source.sensitivity:
                 # the adapter's floor wins over the configuration; above the ceiling, stop here
