@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +90,8 @@ def _go_value(value: Any) -> Any:
         return [_go_value(v) for v in value]
     if isinstance(value, datetime):
         return _go_time(value)
-    if hasattr(value, "value") and not isinstance(value, bool | int | float | str):
-        return value.value  # an enum: its wire name
+    if isinstance(value, Enum):
+        return value.value  # its wire name
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
         return int(value)  # Go prints 1.0 as 1
     return value

@@ -109,10 +109,9 @@ def serve(transcripts: Path, stdin: TextIO, stdout: TextIO) -> None:
                 continue
             workdir = str(params.get("workdir") or "")
         answer = recording.answer(method) if recording else None
-        if answer is None:
+        if recording is None or answer is None:
             _send(stdout, _error(message["id"], METHOD_NOT_FOUND, f"the transcript never recorded {method}"))
             continue
-        assert recording is not None
         reply = _filled(dict(answer), str(recording.folder), workdir)
         reply["id"] = message["id"]
         _send(stdout, reply)
