@@ -144,3 +144,26 @@ def test_the_replayed_source_answers_by_method_and_names_what_it_never_recorded(
     assert replies[1]["result"]["status"] == replies[2]["result"]["status"] == "denied"
     assert replies[3]["error"]["code"] == -32700
     assert (replies[4]["id"], replies[4]["error"]["code"]) == (9, -32601)
+
+
+def test_a_reference_baseline_compares_with_a_run_here(compat_run: EvalRun) -> None:
+    """The reference writes no abstention precision or recall, 0 for an undefined rate, latency cold/warm."""
+    import copy
+
+    from broker.evaluation.compare import compare_runs
+
+    reference = copy.deepcopy(compat_run.run)
+    blocks = [reference["metrics"]["overall"], *reference["metrics"]["by_tag"]["groups"].values(),
+              *reference["metrics"]["by_source_family"]["groups"].values(),
+              reference["metrics"]["by_source_family"]["macro"]]
+    for block in blocks:
+        for rate in ("abstention_precision", "abstention_recall", "degraded_handling"):
+            block.pop(rate, None)
+        for value in block.values():
+            if isinstance(value, dict) and value.get("n") == 0:
+                value["value"] = 0
+        if "latency" in block:
+            block["latency"] = {"cold": {"n": 0, "p50_ns": 0, "p95_ns": 0}, "warm": block["latency"]}
+    comparison = compare_runs(reference, compat_run.run)
+    assert comparison.status == "pass", comparison
+    assert not any(d["metric"] == "abstention_precision" for d in comparison.deltas)
