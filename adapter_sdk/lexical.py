@@ -65,8 +65,11 @@ def tokenize_unmarked(text: str) -> list[str]:
 
 
 def unmark_words(text: str) -> str:
-    """``text`` with the markup that marks letters inside a word removed, so the word is
+    """``text`` in NFKC form (full-width and compatibility letters as their plain
+    forms) with the markup that marks letters inside a word removed, so the word is
     whole again. Index text the same way, so a search and its index agree on the words."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     if _MARKUP_CHARS.isdisjoint(text):
         return text
     return _IN_WORD_MARKUP.sub(_kept_letter, text)

@@ -143,7 +143,7 @@ class Broker:
         for result in fused.results:
             uid = result.explanation.source_uid
             result.explanation.freshness = self._freshness(
-                target_by_uid[uid], searched[uid][0], result.primary, request
+                target_by_uid[uid], searched[uid][0], result.primary
             )
 
         response = QueryResponse(
@@ -257,7 +257,7 @@ class Broker:
         )
 
     def _freshness(
-        self, target: Target, report: SourceReport, primary: Candidate, request: QueryRequest
+        self, target: Target, report: SourceReport, primary: Candidate
     ) -> Freshness:
         health = target.health
         return Freshness(
@@ -268,7 +268,8 @@ class Broker:
             index_config=health.index_config,
             observed_at=primary.observed_at,
             confirmed_at=primary.confirmed_at,
-            as_of_honored=str(target.manifest.as_of_support) if request.as_of else None,
+            # the source's declared support, asked for or not (as the reference reports it)
+            as_of_honored=str(target.manifest.as_of_support),
         )
 
 

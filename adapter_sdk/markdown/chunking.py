@@ -29,6 +29,8 @@ _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _URL = re.compile(r"<?\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.IGNORECASE)
+# a web address written without its scheme: host.example.com/path
+_BARE_URL = re.compile(r"\b(?:[a-z0-9-]+\.)+[a-z]{2,}/\S*", re.IGNORECASE)
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 
 
@@ -121,6 +123,8 @@ def indexable(text: str) -> str:
         text = _LINK_TARGET.sub("]", text)
     if "://" in text or "www." in text.lower():
         text = _URL.sub(" ", text)
+    if "/" in text:
+        text = _BARE_URL.sub(" ", text)
     return text
 
 

@@ -481,7 +481,10 @@ class NotesAdapter(Adapter):
         """Health now; ``report`` is what a refresh did (else the latest catch-up run)."""
         now = datetime.now(UTC)
         diagnostics: dict[str, Any] = {
-            "store_identity": self._store_identity(),
+            # Not `store_identity`: that key claims the store is this source's
+            # alone, and two views of one folder are a supported configuration
+            # (their shared notes fuse as duplicate views by fingerprint).
+            "folder": self._folder_identity(),
             "as_of": "git_snapshot" if self.repo else "filter_on_mtime",
         }
         if self.snapshot_unavailable:
@@ -644,7 +647,7 @@ class NotesAdapter(Adapter):
             self._snapshots = Snapshots(repo, self.workdir, os.path.realpath(self.root), self.settings)
         return self._snapshots
 
-    def _store_identity(self) -> str:
+    def _folder_identity(self) -> str:
         digest = hashlib.sha256(os.path.realpath(self.root).encode()).hexdigest()[:16]
         return f"dir:{digest}"
 

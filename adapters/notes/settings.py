@@ -81,6 +81,10 @@ SETTINGS_SCHEMA: dict[str, Any] = {
 }
 
 
+# Bumped when what the chunker indexes changes, so an index built under older rules is rebuilt.
+INDEXING_RULES = 2
+
+
 @dataclass(frozen=True)
 class NotesSettings:
     extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
@@ -97,7 +101,7 @@ class NotesSettings:
     def digest(self) -> str:
         """12 hex naming everything that changes what gets indexed."""
         blob = json.dumps([
-            self.extensions, self.include, self.exclude, self.exclude_dirs, self.max_file_bytes,
+            INDEXING_RULES, self.extensions, self.include, self.exclude, self.exclude_dirs, self.max_file_bytes,
             self.aliases, self.examples_quote_queries,
         ])
         return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -83,8 +83,8 @@ def _field_lines(record: TaskRecord, *, full: bool) -> list[str]:
         lines.append("tags: " + ", ".join(record.tags))
     if record.priority:
         lines.append(f"priority: {record.priority}")
-    if record.due:
-        lines.append(f"due: {instant(record.due)}")
+    if record.due and (record.due.hour, record.due.minute, record.due.second) != (0, 0, 0):
+        lines.append(f"due: {instant(record.due)}")  # a bare date is already in the first line
     if record.entry:
         lines.append(f"entered: {instant(record.entry)}")
     if record.end:

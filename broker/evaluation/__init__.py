@@ -1,7 +1,8 @@
 """Evaluation: judged query packs run through the application layer, scored and compared.
 
     pack.py       load and validate a pack (manifest, cases, judgments, configuration)
-    hashing.py    the pack's content hash
+    hashing.py    the pack's content hash (the reference's definition)
+    replayed_source.py  a source answered from the pack's recorded transcript
     runner.py     one QueryRequest per case through Broker.query, then expand each result
     scoring.py    a case's ranked list, metrics and assertion violations
     metrics.py    metric definitions and aggregation (undefined is None, never 0)

@@ -63,8 +63,9 @@ def _scopes(metrics: Mapping[str, Any]) -> Iterator[tuple[str, str, str, Mapping
 
 
 def _delta(key: str, dimension: str, group: str, rate: str, base: Mapping, cand: Mapping | None) -> dict:
-    base_value, base_n = base["value"], base["n"]
-    cand_value, cand_n = (cand["value"], cand["n"]) if cand else (None, 0)
+    # n of 0 is undefined whatever the value says (the reference writes 0 there, this broker null)
+    base_value, base_n = (base["value"] if base["n"] else None), base["n"]
+    cand_value, cand_n = ((cand["value"] if cand["n"] else None), cand["n"]) if cand else (None, 0)
     change = None
     if base_value is not None and cand_value is not None:
         change = cand_value - base_value
@@ -115,7 +116,9 @@ def compare_runs(
     for key, dimension, group, block in _scopes(baseline["metrics"]):
         other = candidate_blocks.get(key)
         for rate in RATES:
-            out.deltas.append(_delta(key, dimension, group, rate, block[rate], other[rate] if other else None))
+            if rate not in block:
+                continue  # a baseline from an implementation that does not measure it (the reference)
+            out.deltas.append(_delta(key, dimension, group, rate, block[rate], other.get(rate) if other else None))
     if baseline_cases is not None and candidate_cases is not None:
         out.case_changes = _case_changes(baseline_cases, candidate_cases)
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import subprocess
@@ -45,7 +46,7 @@ def run_pack(pack: Pack) -> EvalRun:
     with tempfile.TemporaryDirectory(prefix=f"recall-eval-{pack.pack_id}-") as scratch:
         config = pack.config(Path(scratch))
         check_against_config(pack, config)
-        observations = anyio.run(observe_all, pack, config)
+        observations, adapter_ids = anyio.run(observe_all, pack, config)
     elapsed = time.perf_counter_ns() - clock
     finished = datetime.now(UTC)
 
@@ -74,7 +75,7 @@ def run_pack(pack: Pack) -> EvalRun:
         "finished_at": finished.isoformat(),
         "elapsed_ns": elapsed,
         "pack": {"pack_id": pack.pack_id, "version": pack.manifest.version, "content_hash": digest},
-        "environment": _environment(pack, config),
+        "environment": _environment(pack, adapter_ids),
         "metrics": metrics,
         "gates": gates,
         "expected_failures": expected_failures,
@@ -84,22 +85,41 @@ def run_pack(pack: Pack) -> EvalRun:
     return EvalRun(run=run, cases=cases)
 
 
-def _environment(pack: Pack, config: Any) -> dict[str, Any]:
+def _environment(pack: Pack, adapter_ids: list[str]) -> dict[str, Any]:
+    """The reference's environment record (eval/schema/run.schema.json there), field for field."""
     from broker import __version__
 
     commit, dirty = _commit()
     return {
-        "recall_version": __version__,
-        "recall_commit": commit,
-        "dirty": dirty,
-        "python": platform.python_version(),
+        "recall_commit": commit or f"recall-{__version__}",
+        "dirty": bool(dirty),
+        "profile_hash": profile_hash(pack),
+        "adapters": [_component(adapter_id) for adapter_id in adapter_ids],
         "os": sys.platform,
         "arch": platform.machine(),
-        "adapters": sorted({s.adapter for s in config.sources}),
+        "memory_bytes": _memory_bytes(),
+        "cache_policy": "cold",
+        "warm": False,
         "network_access": pack.manifest.network_access,
-        "cache_policy": "fresh",
-        "cpus": os.cpu_count(),
     }
+
+
+def _component(adapter_id: str) -> dict[str, str]:
+    """``recall-notes/1`` -> ``{"id": "recall-notes", "version": "1"}``, as the reference records adapters."""
+    name, _, version = adapter_id.rpartition("/")
+    return {"id": name, "version": version} if name and version else {"id": adapter_id, "version": "unversioned"}
+
+
+def profile_hash(pack: Pack) -> str:
+    """The pack's configuration as committed (placeholders unfilled, so no machine path): it holds no secrets."""
+    return "sha256:" + hashlib.sha256(pack.config_file.read_bytes()).hexdigest()
+
+
+def _memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _commit() -> tuple[str | None, bool | None]:

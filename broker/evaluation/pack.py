@@ -222,8 +222,6 @@ class Case(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Case:
-        if self.suppress_lineages and self.mode is not Mode.pre_reply:
-            raise ValueError("suppress_lineages applies only with mode pre_reply")
         if self.expected_fail is not None:
             declared = self.assertions.declared()
             for name in self.expected_fail.assertions:
@@ -297,7 +295,18 @@ class Pack:
             "XDG_STATE_HOME": str(state_dir / "state"),
             "XDG_CACHE_HOME": str(state_dir / "cache"),
         }
-        return config_from_text(self.config_text(), base_dir=self.config_file.parent, environ=env)
+        config = config_from_text(self.config_text(), base_dir=self.config_file.parent, environ=env)
+        self._serve_replayed_sources(config)
+        return config
+
+    def _serve_replayed_sources(self, config: Config) -> None:
+        """Adapters named ``recall-eval-replay`` answer from this pack's transcripts, never spawned."""
+        from broker.evaluation import replayed_source
+
+        transcripts = self.directory / (self.manifest.transcripts or "transcripts")
+        for registration in config.adapters.values():
+            if registration.argv and Path(registration.argv[0]).name == replayed_source.COMMAND:
+                registration.argv = [sys.executable, "-m", replayed_source.__name__, str(transcripts)]
 
 
 def _read_jsonl(path: Path, model: type[BaseModel], problems: list[str]) -> list[tuple[int, Any]]:

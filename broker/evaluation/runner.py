@@ -173,7 +173,10 @@ async def _expand(broker: Broker, locator: str, root: str, profile: str, case: C
     }
 
 
-async def observe_all(pack: Pack, config: Config) -> list[dict[str, Any]]:
+async def observe_all(pack: Pack, config: Config) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every case's observation, and the ``adapter_id`` of each adapter that answered a handshake."""
     default_profile = pack.manifest.profile or ""
     async with open_broker(config) as broker:
-        return [await observe(broker, case, default_profile) for case in pack.cases]
+        observations = [await observe(broker, case, default_profile) for case in pack.cases]
+        adapter_ids = sorted({c.manifest.adapter_id for c in broker.supervisor.clients() if c.manifest})
+    return observations, adapter_ids

@@ -10,20 +10,39 @@ if TYPE_CHECKING:
     from broker.contracts import QueryResponse
 
 
+WHOLE_FLOAT_LIMIT = 2.0**53  # beyond this a float is not an exact integer anyway
+
+
+def plain_numbers(value: Any) -> Any:
+    """``value`` with every whole float as an integer, so ``1.0`` prints ``1`` as the reference prints it."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < WHOLE_FLOAT_LIMIT else value
+    if isinstance(value, dict):
+        return {key: plain_numbers(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_numbers(item) for item in value]
+    return value
+
+
+def json_bytes(value: Any, option: int | None = None) -> bytes:
+    """``value`` as JSON, whole floats written as integers."""
+    return orjson.dumps(plain_numbers(value), option=option)
+
+
 def json_document(value: Any) -> str:
     """A JSON document with two-space indentation and a trailing newline: what ``--json`` prints."""
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
+    return json_bytes(value, orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def nested(value: Any, indent: str) -> str:
     """``value`` indented two-space, every line after the first shifted by ``indent``:
     how it reads as an element nested inside a larger document."""
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode().replace("\n", "\n" + indent)
+    return json_bytes(value, orjson.OPT_INDENT_2).decode().replace("\n", "\n" + indent)
 
 
 def compact(value: Any) -> str:
     """Compact JSON, as a JSON-RPC frame carries it. A string becomes its quoted literal."""
-    return orjson.dumps(value).decode()
+    return json_bytes(value).decode()
 
 
 def structured_document(response: QueryResponse) -> str:

@@ -473,6 +473,10 @@ def render_sources(listing: SourcesResponse) -> str:
     head.count("sources", len(listing.sources))
     head.text("status", str(listing.status))
     out.line(str(head))
+    if not listing.sources:
+        out.line("nothing is configured yet: start with 'recall init --notes DIR' "
+                 "(or --tasks PATH), then 'recall refresh'")
+        return str(out)
     unusable = listing.unusable
     if unusable:
         names = ", ".join(row.source_id for row in unusable)

@@ -1,4 +1,4 @@
-"""The pool of adapter clients, one per source, and the promise that none outlives it."""
+"""The pool of adapter clients, one per source and state folder, and the promise that none outlives it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class Supervisor:
 
     def __init__(self, timings: Timings | None = None) -> None:
         self.timings = timings or Timings()
-        self._clients: dict[str, AdapterClient] = {}
+        self._clients: dict[tuple[str, str], AdapterClient] = {}
         self._replaced: list[AdapterClient] = []
         self._tasks: TaskGroup | None = None
         self._stack: AsyncExitStack | None = None
@@ -50,17 +50,23 @@ class Supervisor:
         return suppress
 
     def client(self, spec: AdapterSpec) -> AdapterClient:
-        """The pooled client for ``spec.source_uid``; a changed spec replaces (and closes) it."""
+        """The pooled client for ``spec``'s source and workdir; a changed spec replaces (and closes) it.
+
+        A source two profiles share has one workdir per profile, so it gets one
+        client per profile: asking it through the other profile must not
+        restart the process (and rebuild the index) the first one is using.
+        """
         if self._tasks is None or self._closed:
             raise RuntimeError("Supervisor is not running: use it as `async with Supervisor()`")
-        current = self._clients.get(spec.source_uid)
+        key = (spec.source_uid, str(spec.workdir))
+        current = self._clients.get(key)
         if current is not None and current.spec == spec and not current.closed:
             return current
         if current is not None:
             self._replaced.append(current)
             self._tasks.start_soon(current.close)
         client = AdapterClient(spec, self._tasks, self.timings)
-        self._clients[spec.source_uid] = client
+        self._clients[key] = client
         return client
 
     def clients(self) -> list[AdapterClient]:

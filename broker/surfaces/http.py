@@ -56,6 +56,7 @@ from broker.errors import (
     UnsatisfiableScope,
     UsageError,
 )
+from broker.render.encode import json_bytes
 from broker.surfaces.page import access as page_access
 
 API_VERSION = "v1"
@@ -84,6 +85,7 @@ ENDPOINTS = {
 
 ORIGIN_REJECTED = "requests carrying an Origin header are refused: this API is not for browsers"
 HOST_REJECTED = "Host header {host!r} is not this server's address (DNS rebinding protection)"
+MISSING_LOCATOR = "a locator is required: <source_id>:<local>, exactly as a query returned it"
 UNAUTHORIZED = "missing or wrong bearer token; send Authorization: Bearer <token>"
 BUSY = "server is busy: {limit} requests are already in flight; retry shortly"
 BODY_TOO_SLOW = "request body did not arrive within the server's {timeout:g}s request timeout"
@@ -97,7 +99,7 @@ UNSLOTTED_PATHS = frozenset({"/v1/health", "/v1/version"})
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(orjson.dumps(body), status, headers=headers, media_type="application/json")
+    return Response(json_bytes(body), status, headers=headers, media_type="application/json")
 
 
 def problem(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -399,7 +401,13 @@ class Api:
         return json_response(body_out, status, headers)
 
     async def expand(self, request: Request) -> Response:
-        asked: ExpandRequest = parse(ExpandRequest, await read_object(request))
+        body = await read_object(request)
+        locator = body.get("locator")
+        if locator is None or locator == "":
+            raise Problem(400, "malformed_locator", MISSING_LOCATOR)
+        if isinstance(locator, str) and ":" not in locator:
+            raise Problem(400, "bad_request", f"locator {locator!r} is not of the form <source_id>:<local>")
+        asked: ExpandRequest = parse(ExpandRequest, body)
         asked.profile = self.served(asked.profile)
         try:
             response = await self.call(self.broker.expand(asked))
@@ -478,9 +486,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         listed = ", ".join(f"{' '.join(m)} {p}" for p, m in ENDPOINTS.items())
         return problem(404, "not_found", f"no endpoint {request.url.path}; endpoints: {listed}")
     if exc.status_code == 405:
-        allow = (exc.headers or {}).get("Allow", "")
+        # the reference's answer: not_found, and Allow names the one method the endpoint serves
+        allow = ", ".join(ENDPOINTS.get(request.url.path, ())) or (exc.headers or {}).get("Allow", "")
         return problem(
-            405, "bad_request", f"{request.method} is not allowed on {request.url.path}; use {allow}",
+            405, "not_found", f"{request.method} is not allowed on {request.url.path}; use {allow}",
             {"Allow": allow},
         )
     return problem(exc.status_code, "bad_request", str(exc.detail))

@@ -25,10 +25,12 @@ from typing import Any, Literal
 
 import anyio
 import mcp.types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from mcp.shared.message import SessionMessage
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from broker import __version__
 from broker.config import Config
@@ -50,7 +52,9 @@ from broker.contracts import (
 from broker.errors import ExpandError, RecallError
 
 MAX_IN_FLIGHT = 32
+UNBOUNDED_TOKENS = -1
 BUSY_CODE = -32000
+INVALID_REQUEST = -32600
 
 INSTRUCTIONS = """\
 recall searches the user's own sources (notes, tasks, mail, event stores) and \
@@ -94,12 +98,19 @@ class QueryArguments(Arguments):
     until: datetime | None = None
     as_of: datetime | None = None
     valid_at: datetime | None = None
-    budget_tokens: int = Field(default=DEFAULT_RESPONSE_TOKENS, ge=1)
+    budget_tokens: int = Field(default=DEFAULT_RESPONSE_TOKENS, ge=UNBOUNDED_TOKENS)
     budget_ms: int | None = Field(default=None, ge=1, le=MAX_LATENCY_MS)
     explain: bool = False
     mode: Literal["explicit", "pre_reply"] = "explicit"
     suppress_lineages: list[str] | None = None
     include_stale: bool = False
+
+    @field_validator("budget_tokens")
+    @classmethod
+    def _budget(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("budget_tokens must be positive, or -1 for unbounded")
+        return value
 
 
 class ExpandArguments(Arguments):
@@ -173,7 +184,8 @@ TOOLS = [
                 "as_of": {**_TIME, "description": "transaction time: what the sources held at this instant"},
                 "valid_at": {**_TIME, "description": "valid time: judge verdicts at this instant "
                              "(default as_of, else now)"},
-                "budget_tokens": {"type": "integer", "minimum": 1, "default": DEFAULT_RESPONSE_TOKENS},
+                "budget_tokens": {"type": "integer", "minimum": UNBOUNDED_TOKENS, "default": DEFAULT_RESPONSE_TOKENS,
+                                  "description": "response size budget in estimated tokens; -1 unbounded"},
                 "budget_ms": {"type": "integer", "minimum": 1, "maximum": MAX_LATENCY_MS,
                               "description": "latency budget in milliseconds"},
                 "explain": {"type": "boolean", "description": "full response with score arithmetic"},
@@ -460,7 +472,11 @@ def serve_stdio(config: Config, profile: str) -> None:
             signals.start_soon(_end_on_signal, serving)
             with serving:
                 async with stdio_server() as (read_stream, write_stream):
-                    await server.run(read_stream, write_stream, server.create_initialization_options())
+                    to_server, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+                    async with anyio.create_task_group() as tasks:
+                        tasks.start_soon(_screen, read_stream, to_server, write_stream)
+                        await server.run(inbound, write_stream, server.create_initialization_options())
+                        tasks.cancel_scope.cancel()
             signals.cancel_scope.cancel()
 
     anyio.run(main)
@@ -470,3 +486,37 @@ async def _end_on_signal(serving: anyio.CancelScope) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
         async for _ in received:
             serving.cancel()  # the broker's teardown is shielded: its adapters still stop
+
+
+async def _screen(
+    lines: MemoryObjectReceiveStream[SessionMessage | Exception],
+    to_server: MemoryObjectSendStream[SessionMessage | Exception],
+    replies: MemoryObjectSendStream[SessionMessage],
+) -> None:
+    """Answer what the SDK would leave unanswered or answer with another code, as the reference does.
+
+    A line that is not a JSON-RPC message gets -32700 (id null) instead of
+    silence; a request other than ``initialize`` or ``ping`` before the client
+    has initialized gets -32600 (invalid request) instead of -32602.
+    """
+    initialized = False
+    async with to_server:
+        async for item in lines:
+            if isinstance(item, Exception):
+                await replies.send(_error(None, types.PARSE_ERROR, f"not a JSON-RPC message: {item}"))
+                continue
+            message = item.message
+            if isinstance(message, types.JSONRPCRequest):
+                if message.method == "initialize":
+                    initialized = True
+                elif not initialized and message.method != "ping":
+                    await replies.send(_error(
+                        message.id, INVALID_REQUEST, f"{message.method} before initialize; send initialize first"
+                    ))
+                    continue
+            await to_server.send(item)
+
+
+def _error(request_id: Any, code: int, message: str) -> SessionMessage:
+    error = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+    return SessionMessage(error)

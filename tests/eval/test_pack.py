@@ -70,10 +70,16 @@ def test_an_expected_failure_may_only_excuse_an_assertion_the_case_declares(writ
         load_pack(write_pack(cases=[case], judgments=[]))
 
 
-def test_suppress_lineages_needs_pre_reply_mode(write_pack):
-    case = dict(CASES[0], suppress_lineages=["TINYNOTES1:restore"])
-    with pytest.raises(PackError, match="pre_reply"):
-        load_pack(write_pack(cases=[case], judgments=[]))
+def test_suppress_lineages_in_explicit_mode_loads_and_hides_nothing(write_pack):
+    """The reference's schema allows the pair; an explicit ask still shows what it names."""
+    from broker.evaluation.execute import run_pack
+
+    case = dict(CASES[0], mode="explicit", suppress_lineages=["TINYNOTES1:restore"],
+                assertions={"visible_lineages": ["TINYNOTES1:restore"]})
+    pack = load_pack(write_pack(cases=[case], judgments=[]))
+    assert pack.cases[0].suppress_lineages == ["TINYNOTES1:restore"]
+    gates = {g["name"]: g for g in run_pack(pack).run["gates"]}
+    assert gates["declared_assertions"]["status"] == "pass", gates["declared_assertions"]
 
 
 def test_abstain_pool_cases_join_the_pack_and_must_expect_abstain(write_pack):

@@ -78,3 +78,34 @@ def test_init_force_removes_the_indexes_of_the_sources_it_replaces(tmp_path: Pat
     assert replaced.returncode == 0, replaced.stderr
     assert re.search(r"removed \d+ index folders", replaced.stdout), replaced.stdout
     assert not any(p.exists() for p in before)
+
+
+def _home_env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    return {**os.environ, "XDG_CONFIG_HOME": f"{tmp_path}/c", "XDG_STATE_HOME": f"{tmp_path}/s",
+            "XDG_CACHE_HOME": f"{tmp_path}/k", "RECALL_DAEMON": "0"}
+
+
+def test_sources_with_nothing_configured_says_how_to_start(tmp_path: Path) -> None:
+    done = subprocess.run([str(RECALL), "sources"], env=_home_env(tmp_path), capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0
+    assert "nothing is configured yet" in done.stdout and "recall init --notes" in done.stdout
+
+
+def test_a_note_in_full_width_letters_is_found_by_plain_words(tmp_path: Path) -> None:
+    env = _home_env(tmp_path)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "upgrade.md").write_text("# Ｐｏｓｔｇｒｅｓ upgrade\n\nThe ｍｉｇｒａｔｉｏｎ window is Saturday.\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(RECALL), *args], env=env, capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120)
+
+    assert run("init", "--notes", str(notes)).returncode == 0
+    assert run("refresh").returncode == 0
+    found = run("query", "postgres migration")
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert "notes:upgrade.md" in found.stdout

@@ -17,7 +17,8 @@ def test_handshake_builds_the_index(adapter: NotesProcess, workdir: Path) -> Non
     assert health["indexed_count"] == 5
     assert health["index_generation"].startswith("gen-")
     assert health["source_watermark"].startswith("fs:")
-    assert health["diagnostics"]["store_identity"].startswith("dir:")
+    assert health["diagnostics"]["folder"].startswith("dir:")
+    assert "store_identity" not in health["diagnostics"]  # views of one folder are allowed
     assert (workdir / "notes-index.sqlite3").is_file()
 
 
@@ -500,3 +501,16 @@ def test_examples_quote_queries_keeps_quoted_examples_out_of_the_index(
     process.initialize(str(notes_dir), str(workdir), {"examples_quote_queries": True})
     found = process.search("flamingo budget")["candidates"]
     assert [c["source_record_id"] for c in found] == ["finance/birds.md"]
+
+
+def test_a_word_only_inside_web_addresses_does_not_find_the_note(
+    process: NotesProcess, notes_dir: Path, workdir: Path
+) -> None:
+    """An address is where a link goes, not what the note says, with or without its scheme."""
+    write_note(notes_dir, "links.md", "# Links\n\n- [Manual](https://docs.example.com/pergola/a)\n"
+               "- docs.example.com/pergola/troubleshooting\n- <https://mirror.example.com/pergola>\n")
+    write_note(notes_dir, "garden.md", "# Garden\n\nOil the pergola joints each spring.\n")
+    process.initialize(str(notes_dir), str(workdir))
+    assert [c["locator"].split(":", 1)[1].split("#")[0] for c in process.search("pergola")["candidates"]] == [
+        "garden.md"
+    ]

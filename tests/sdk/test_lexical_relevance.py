@@ -86,3 +86,9 @@ def test_unit_weights_are_the_plain_share_of_terms() -> None:
     assert lexical_relevance(terms, record, stemmed, {"backup": 1.0, "restor": 1.0}) == (
         lexical_relevance(terms, record, stemmed)
     ) == relevance(1, 2, 1, 4)
+
+
+def test_full_width_and_compatibility_letters_tokenize_as_plain_ones() -> None:
+    from adapter_sdk.lexical import tokenize
+
+    assert tokenize("ＰｏｓｔｇｒｅＳＱＬ １６ ﬁle") == tokenize("PostgreSQL 16 file")

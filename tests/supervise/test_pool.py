@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -51,6 +52,22 @@ async def test_each_source_gets_its_own_process(tmp_path: Path) -> None:
         b = await second.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
     assert first is not second
     assert a.diagnostics["pid"] != b.diagnostics["pid"]
+    await assert_no_process_left(tmp_path)
+
+
+async def test_a_source_in_two_profiles_keeps_one_process_per_profile(tmp_path: Path) -> None:
+    """Asking a shared source through a second profile must not restart the first one's process."""
+    async with Supervisor() as supervisor:
+        first_spec = spec_for(tmp_path, RAW_ADAPTER, "plain", source_uid="shared")
+        second_spec = replace(first_spec, workdir=tmp_path / "state" / "other-profile" / "shared")
+        first = supervisor.client(first_spec)
+        a = await first.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
+        second = supervisor.client(second_spec)
+        b = await second.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
+        again = supervisor.client(first_spec)
+        c = await again.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
+    assert again is first
+    assert a.diagnostics["pid"] == c.diagnostics["pid"] != b.diagnostics["pid"]
     await assert_no_process_left(tmp_path)
 
 

@@ -124,10 +124,15 @@ def test_unknown_path_is_404_listing_the_endpoints(default_server):
     assert "/v1/query" in reply.json()["error"]["message"]
 
 
-def test_wrong_method_is_405_with_allow(default_server):
+def test_wrong_method_is_405_not_found_with_the_one_allowed_method(default_server):
+    """As the reference answers: code not_found, and Allow names only the method served."""
     reply = httpx.get(default_server.url + "/v1/query")
     assert reply.status_code == 405
     assert reply.headers["Allow"] == "POST"
+    assert reply.json()["error"]["code"] == "not_found"
+    reply = httpx.post(default_server.url + "/v1/sources", json={})
+    assert (reply.status_code, reply.headers["Allow"]) == (405, "GET")
+    assert reply.json()["error"]["code"] == "not_found"
 
 
 def test_expand_returns_the_evidence(default_server):
@@ -139,7 +144,8 @@ def test_expand_returns_the_evidence(default_server):
 @pytest.mark.parametrize(
     ("locator", "status", "code"),
     [
-        ("no-colon", 400, "malformed_locator"),
+        ("no-colon", 400, "bad_request"),  # the reference's codes: not a locator at all
+        ("", 400, "malformed_locator"),  # a locator with nothing in it
         ("nowhere:x", 404, "not_configured"),
         ("notes:no-such-record", 410, "locator_expired"),
     ],
@@ -148,6 +154,12 @@ def test_expand_errors_map_to_statuses_by_code(default_server, locator, status, 
     reply = post(default_server, "/v1/expand", {"locator": locator})
     assert reply.status_code == status
     assert reply.json()["error"]["code"] == code
+
+
+def test_expand_without_a_locator_is_malformed_locator(default_server):
+    reply = post(default_server, "/v1/expand", {"detail": "excerpt"})
+    assert reply.status_code == 400
+    assert reply.json()["error"]["code"] == "malformed_locator"
 
 
 def test_refresh_of_an_indexed_source_is_200(default_server):

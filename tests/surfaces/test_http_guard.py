@@ -40,6 +40,12 @@ def test_right_bearer_token_is_served(token_server):
     assert reply.status_code == 200
 
 
+def test_the_scheme_is_case_insensitive_as_rfc_7235_says(token_server):
+    """A deliberate difference (docs/compatibility.md): the reference answers 401 to ``bearer``."""
+    reply = httpx.get(token_server.url + "/v1/health", headers={"Authorization": f"bearer {TOKEN}"})
+    assert reply.status_code == 200
+
+
 def test_origin_header_is_403_origin_rejected(default_server):
     reply = httpx.get(default_server.url + "/v1/health", headers={"Origin": "https://example.test"})
     assert reply.status_code == 403

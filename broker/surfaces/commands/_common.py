@@ -98,6 +98,6 @@ def with_broker(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -
 
 
 def print_json(data: Any) -> None:
-    import orjson
+    from broker.render.encode import json_document
 
-    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+    sys.stdout.write(json_document(data))

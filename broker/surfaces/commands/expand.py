@@ -19,7 +19,17 @@ DESCRIPTION = """Read the evidence behind a locator printed by 'recall query'.
 
 Stateless: the locator names its source ('notes:runbooks/restore.md#L3-L9'), the
 source is asked again, and the profile's sensitivity ceiling is checked again.
-Exit 4 when the locator cannot be expanded (unknown source, denied, expired)."""
+Exit 4 when the locator cannot be expanded (unknown source, denied, expired).
+
+Detail levels widen, each one starting with what the one before it shows. For a
+note section (a locator's #L<a>-L<b>):
+  summary  the title and the first line of text
+  excerpt  the section, cut at 12 lines
+  full     the whole section, however long (for a section of 12 lines or
+           fewer this is what excerpt shows)
+  context  the section with 20 lines either side, from the same note
+Other sources read the same way over their own records: a task's text, then its
+fields and annotations; a mail thread's headers, then its messages."""
 EXIT_CODES = """exit codes:
   0  the evidence was read
   1  error: bad usage (a malformed locator, or one its source cannot parse) or configuration
@@ -29,7 +39,8 @@ EXIT_CODES = """exit codes:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("locator", help="<source_id>:<local part>, as printed by recall query")
     parser.add_argument("--detail", choices=["summary", "excerpt", "full", "context"],
-                        default="excerpt", help="how much to read (default excerpt)")
+                        default="excerpt", help="how much to read: summary, excerpt (default), full "
+                        "or context; see above")
     parser.add_argument("--budget-bytes", "--budget", dest="budget_bytes", type=int, default=0,
                         metavar="N", help=f"most bytes of content (default {DEFAULT_EXPAND_BUDGET_BYTES})")
     add_profile(parser)

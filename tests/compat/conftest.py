@@ -1,0 +1,5 @@
+"""The surfaces' workspace (fixture sources, a refreshed notes folder) for the compatibility tests."""
+
+from __future__ import annotations
+
+from tests.surfaces.conftest import workspace  # noqa: F401  (a fixture)
