@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -36,7 +36,6 @@ from broker.contracts import (
     Suppression,
     SuppressionReason,
 )
-from broker.errors import UsageError
 from broker.expand import expand as expand_locator
 from broker.fusion import FusionParams, SourceFacts, fuse
 from broker.listing import list_sources
@@ -44,8 +43,12 @@ from broker.plan import QueryPlan, Target, plan_query
 from broker.project_settings import vet_project_settings
 from broker.refresh import Progress
 from broker.refresh import refresh as refresh_sources
+from broker.requests import check_query
 from broker.shaping import shape
 from broker.supervise import AdapterFailure, Supervisor
+
+if TYPE_CHECKING:
+    from broker.doctor import Diagnosis
 
 SUCCESSOR_SEARCH_LIMIT = 5
 
@@ -72,12 +75,17 @@ class Broker:
     async def sources(self, profile: str = "") -> dict[str, Any]:
         return await list_sources(self.config, self.supervisor, profile)
 
+    async def doctor(self, profile: str = "") -> Diagnosis:
+        """``recall doctor`` over this broker's adapter processes."""
+        from broker.doctor import diagnose
+
+        return await diagnose(self.config, self.supervisor, profile)
+
     # -- query ---------------------------------------------------------------
 
     async def query(self, request: QueryRequest) -> QueryResponse:
-        if not request.query.strip():
-            # asked of nobody: an empty question would read as an abstention
-            raise UsageError("the query is empty; ask a question in words")
+        # refused before any source is asked: an empty question would read as an abstention
+        check_query(request)
         started = now()
         clock = time.perf_counter_ns()
         plan = await plan_query(self.config, self.supervisor, request, started)

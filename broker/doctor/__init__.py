@@ -38,7 +38,7 @@ from broker.doctor.model import (
     Problem,
     skipped,
 )
-from broker.doctor.render import render, to_json
+from broker.doctor.render import from_json, render, to_json
 from broker.doctor.static import (
     NOT_LOADED,
     access_check,
@@ -119,6 +119,7 @@ __all__ = [
     "Problem",
     "diagnose",
     "diagnose_conformance",
+    "from_json",
     "render",
     "to_json",
 ]

@@ -1,4 +1,4 @@
-"""A broker reached over HTTP (``--server URL``): the same four methods as :class:`broker.app.Broker`.
+"""A broker reached over HTTP (``--server URL``): the :class:`broker.api.BrokerAPI` operations.
 
 Queries post the complete tier but declare the caller's own surface, so the
 server shapes the response exactly as the in-process broker would and the CLI
@@ -11,7 +11,7 @@ imports in a few milliseconds, which is the point of asking a warm server.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 import orjson
@@ -31,6 +31,10 @@ from broker.errors import (
     RecallError,
     UsageError,
 )
+
+if TYPE_CHECKING:
+    from broker.doctor import Diagnosis
+    from broker.refresh import Progress
 
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 600.0
@@ -69,7 +73,7 @@ class RemoteBroker:
         data = await self._call("POST", "/v1/expand", request.to_json(), ok=(200,))
         return ExpandResponse.model_validate(data)
 
-    async def refresh(self, request: RefreshRequest, progress: Any = None) -> RefreshResponse:
+    async def refresh(self, request: RefreshRequest, progress: Progress | None = None) -> RefreshResponse:
         data = await self._call("POST", "/v1/refresh", request.to_json(), ok=(200, 206, 503))
         return RefreshResponse.model_validate(data)
 
@@ -79,6 +83,16 @@ class RemoteBroker:
         if not isinstance(data, dict):
             raise RecallError(f"server {self.url} answered /v1/sources with something other than a listing")
         return data
+
+    async def doctor(self, profile: str = "") -> Diagnosis:
+        from broker.doctor import from_json
+
+        params = {"profile": profile} if profile else None
+        data = await self._call("GET", "/v1/doctor", None, ok=(200, 206, 503), params=params)
+        try:
+            return from_json(data if isinstance(data, dict) else {})
+        except ValueError as exc:
+            raise RecallError(f"server {self.url} answered /v1/doctor with something other than a diagnosis: {exc}") from None
 
     async def _call(
         self,

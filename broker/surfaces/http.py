@@ -38,6 +38,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapter_sdk.wire import WireModel, WireValidationError
 from broker import __version__
+from broker.api import BrokerAPI
 from broker.config import Config
 from broker.contracts import (
     Coverage,
@@ -56,6 +57,7 @@ from broker.errors import (
     UnsatisfiableScope,
     UsageError,
 )
+from broker.requests import InvalidRequest, check_query
 
 API_VERSION = "v1"
 Parsed = TypeVar("Parsed", bound=WireModel)
@@ -340,18 +342,24 @@ class Api:
         self.config = config
         self.profile = profile
         self.request_timeout = request_timeout
-        self.broker: Any = None
+        self._broker: BrokerAPI | None = None
+
+    @property
+    def broker(self) -> BrokerAPI:
+        if self._broker is None:
+            raise RecallError("the server's broker is not open: its lifespan has not started or has ended")
+        return self._broker
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         from broker.app import open_broker
 
         async with open_broker(self.config) as broker:
-            self.broker = broker
+            self._broker = broker
             try:
                 yield
             finally:
-                self.broker = None
+                self._broker = None
 
     def served(self, asked: str | None) -> str:
         if asked and asked != self.profile:
@@ -389,8 +397,10 @@ class Api:
         budget = body.get("budget")
         surface_given = isinstance(budget, dict) and bool(budget.get("surface"))
         asked: QueryRequest = parse(QueryRequest, body)
-        if not asked.query.strip():
-            raise Problem(400, "bad_request", "query is empty")
+        try:
+            check_query(asked)
+        except InvalidRequest as exc:
+            raise Problem(400, "bad_request", exc.describe({})) from None
         asked.profile = self.served(asked.profile)
         if not surface_given:
             asked.budget.surface = Surface.structured_pointer if tier == TIER_POINTER else Surface.structured
@@ -435,10 +445,10 @@ class Api:
         return json_response(listing, status, {"Recall-Coverage": coverage})
 
     async def doctor(self, request: Request) -> Response:
-        from broker.doctor import DiagnosisStatus, diagnose, to_json
+        from broker.doctor import DiagnosisStatus, to_json
 
         profile = self.served(request.query_params.get("profile"))
-        diagnosis = await self.call(diagnose(self.config, self.broker.supervisor, profile))
+        diagnosis = await self.call(self.broker.doctor(profile))
         status = outcome_status(
             diagnosis.status == DiagnosisStatus.failed, diagnosis.status == DiagnosisStatus.degraded
         )
