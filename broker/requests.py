@@ -14,6 +14,7 @@ the command line, ``budget_ms`` over MCP) with :meth:`InvalidRequest.describe`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,6 +30,10 @@ UNBOUNDED_TOKENS = -1
 """``budget.response_tokens``: -1 lifts the bound, 0 asks for the default, else a positive bound."""
 
 INSTANT_EXAMPLE = "2030-01-01T00:00:00Z"
+RFC3339_INSTANT = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
+)
+"""An RFC 3339 ``date-time``: a date, a time and the zone, which the format requires."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,11 @@ def check_query(request: QueryRequest) -> QueryRequest:
     return request
 
 
+def is_instant_text(text: str) -> bool:
+    """Whether ``text`` is an RFC 3339 instant (not a date, a bare time or a count of seconds)."""
+    return RFC3339_INSTANT.fullmatch(text) is not None
+
+
 def zoned(value: datetime | None) -> bool:
     """An absent instant, or one that names its zone: a time without one is no instant at all."""
     return value is None or value.utcoffset() is not None
@@ -114,7 +124,9 @@ __all__ = [
     "LIMIT_MIN",
     "RequestProblem",
     "UNBOUNDED_TOKENS",
+    "RFC3339_INSTANT",
     "check_query",
+    "is_instant_text",
     "query_problems",
     "zoned",
 ]

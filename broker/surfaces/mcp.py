@@ -20,14 +20,22 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 import anyio
 import mcp.types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+)
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
 from broker import __version__
@@ -47,6 +55,7 @@ from broker.contracts import (
 )
 from broker.errors import ExpandError, RecallError
 from broker.requests import (
+    INSTANT_EXAMPLE,
     LATENCY_MAX_MS,
     LATENCY_MIN_MS,
     LIMIT_MAX,
@@ -54,6 +63,7 @@ from broker.requests import (
     UNBOUNDED_TOKENS,
     InvalidRequest,
     check_query,
+    is_instant_text,
 )
 
 if TYPE_CHECKING:
@@ -100,6 +110,16 @@ class Arguments(BaseModel):
         return cls.model_validate_json(json.dumps(raw))
 
 
+def _instant_text(value: Any) -> Any:
+    if not (isinstance(value, str) and is_instant_text(value)):
+        raise ValueError(f"should be an RFC 3339 instant with a zone, such as {INSTANT_EXAMPLE}")
+    return value
+
+
+Instant = Annotated[AwareDatetime, Strict(False), BeforeValidator(_instant_text)]
+"""An RFC 3339 instant as text; never a date alone or a number of seconds (the text is checked first)."""
+
+
 class QueryArguments(Arguments):
     query: str = Field(min_length=1, description="the question")
     limit: int | None = Field(default=None, ge=LIMIT_MIN, le=LIMIT_MAX,
@@ -108,12 +128,12 @@ class QueryArguments(Arguments):
     record_types: list[str] | None = Field(default=None, description="only these record types")
     project: str | None = None
     entities: list[str] | None = None
-    since: AwareDatetime | None = None
-    until: AwareDatetime | None = None
-    as_of: AwareDatetime | None = Field(
+    since: Instant | None = None
+    until: Instant | None = None
+    as_of: Instant | None = Field(
         default=None, description="transaction time: what the sources held at this instant"
     )
-    valid_at: AwareDatetime | None = Field(
+    valid_at: Instant | None = Field(
         default=None, description="valid time: judge verdicts at this instant (default as_of, else now)"
     )
     budget_tokens: int = Field(default=DEFAULT_RESPONSE_TOKENS, ge=UNBOUNDED_TOKENS,
