@@ -17,6 +17,7 @@ import anyio
 
 from adapter_sdk.protocol import SearchParams
 from broker.admission import admit, drop_references, failure_report, stamp
+from broker.api import BrokerAPI
 from broker.config import Config, SourceConfig
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
@@ -57,7 +58,7 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-class Broker:
+class Broker(BrokerAPI):
     """A configuration plus a pool of adapter processes."""
 
     def __init__(self, config: Config, supervisor: Supervisor) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 import orjson
 
+from broker.api import BrokerAPI
 from broker.contracts import (
     ExpandRequest,
     ExpandResponse,
@@ -40,7 +41,7 @@ CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 600.0
 
 
-class RemoteBroker:
+class RemoteBroker(BrokerAPI):
     """``async with RemoteBroker(url, token=..., profile=...) as broker``."""
 
     def __init__(self, url: str, *, token: str | None = None, profile: str = "") -> None:
