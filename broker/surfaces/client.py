@@ -25,13 +25,8 @@ from broker.contracts import (
     RefreshRequest,
     RefreshResponse,
 )
-from broker.errors import (
-    ExpandError,
-    ExpandErrorCode,
-    PlanError,
-    RecallError,
-    UsageError,
-)
+from broker.errors import RecallError, UsageError
+from broker.surfaces.error_codes import raised_for
 
 if TYPE_CHECKING:
     from broker.doctor import Diagnosis
@@ -155,12 +150,9 @@ def remote_error(status: int, data: Any, url: str) -> RecallError:
         return RecallError(f"server {url} answered HTTP {status} without an error body")
     code = str(error.get("code", ""))
     message = str(error.get("message", ""))
-    if code in ExpandErrorCode.__members__:
-        return ExpandError(ExpandErrorCode(code), message)
     if code == "unauthorized":
         return UsageError(f"{message} (pass --auth-token-env ENV naming a variable that holds it)")
-    if code == "bad_request":
-        return UsageError(message)
-    if code == "profile_mismatch":
-        return PlanError(message)
+    raised = raised_for(code, message)
+    if raised is not None:
+        return raised
     return RecallError(f"server {url}: {message} ({code})" if message else f"server {url}: HTTP {status}")

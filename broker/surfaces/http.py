@@ -51,13 +51,10 @@ from broker.contracts import (
 )
 from broker.errors import (
     ExpandError,
-    ExpandErrorCode,
     RecallError,
-    UnknownProfile,
-    UnsatisfiableScope,
-    UsageError,
 )
 from broker.requests import InvalidRequest, check_query
+from broker.surfaces.error_codes import error_code
 
 API_VERSION = "v1"
 Parsed = TypeVar("Parsed", bound=WireModel)
@@ -81,18 +78,6 @@ ENDPOINTS = {
     "/v1/health": ("GET",),
     "/v1/version": ("GET",),
     "/v1/doctor": ("GET",),
-}
-
-EXPAND_STATUS = {
-    ExpandErrorCode.malformed_locator: 400,
-    ExpandErrorCode.denied: 403,
-    ExpandErrorCode.not_configured: 404,
-    ExpandErrorCode.locator_unknown: 404,
-    ExpandErrorCode.locator_expired: 410,
-    ExpandErrorCode.timeout: 504,
-    ExpandErrorCode.unreachable: 502,
-    ExpandErrorCode.budget_exceeded: 502,
-    ExpandErrorCode.failed: 502,
 }
 
 ORIGIN_REJECTED = "requests carrying an Origin header are refused: this API is not for browsers"
@@ -376,16 +361,11 @@ class Api:
                 return await work
         except TimeoutError:
             raise Problem(504, "timeout", f"request exceeded the server's {self.request_timeout:g}s request timeout") from None
-        except UnsatisfiableScope as exc:
-            raise Problem(400, "bad_request", str(exc)) from None
-        except UnknownProfile as exc:
-            raise Problem(409, "profile_mismatch", str(exc)) from None
-        except UsageError as exc:
-            raise Problem(400, "bad_request", str(exc)) from None
         except ExpandError:
             raise
         except RecallError as exc:
-            raise Problem(500, "internal", str(exc)) from None
+            code = error_code(exc)
+            raise Problem(code.http_status, code.code, str(exc)) from None
 
     async def query(self, request: Request) -> Response:
         from broker.render.pointer import pointer_projection
@@ -421,7 +401,8 @@ class Api:
         try:
             response = await self.call(self.broker.expand(asked))
         except ExpandError as exc:
-            return problem(EXPAND_STATUS.get(exc.code, 502), str(exc.code), exc.message)
+            code = error_code(exc)
+            return problem(code.http_status, code.code, exc.message)
         return json_response(response.to_json())
 
     async def refresh(self, request: Request) -> Response:

@@ -39,9 +39,10 @@ from broker.contracts import (
     SearchOutcome,
     Surface,
 )
-from broker.errors import ConfigError, ExpandError, RecallError, UnsatisfiableScope
+from broker.errors import ConfigError, ExpandError, RecallError
 from broker.requests import InvalidRequest, check_query
 from broker.sanitize import bound
+from broker.surfaces.error_codes import error_code
 
 T = TypeVar("T")
 FROZEN = "sidecar.plugin/v1"
@@ -89,6 +90,13 @@ class Refusal(Exception):
 
 def invalid(message: str) -> Refusal:
     return Refusal("invalid_request", message)
+
+
+def refusal(error: RecallError, doing: str) -> Refusal:
+    """``error`` under the code every surface reports it with; a bad request is only its message."""
+    code = error_code(error)
+    message = str(error) if code.sidecar == "invalid_request" else f"{doing}: {error}"
+    return Refusal(code.sidecar, message, retryable=code.retryable)
 
 
 def text_param(params: dict[str, Any], name: str) -> str:
@@ -374,10 +382,8 @@ class Plugin:
         request.profile, request.scope = self.selection(config, params.get("filters"))
         try:
             response: QueryResponse = self.run(config, lambda broker: broker.query(request))
-        except UnsatisfiableScope as exc:
-            raise invalid(str(exc)) from None
         except RecallError as exc:
-            raise Refusal("unavailable", f"recall could not run the query: {exc}", retryable=True) from None
+            raise refusal(exc, "recall could not run the query") from None
         return {"page": result_page(response, params.get("sort"))}
 
     def get_result(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -395,7 +401,7 @@ class Plugin:
         try:
             response = self.run(config, lambda broker: broker.expand(request))
         except RecallError as exc:
-            raise Refusal("unavailable", f"recall could not expand {locator}: {exc}", retryable=True) from None
+            raise refusal(exc, f"recall could not expand {locator}") from None
         provenance = [
             {"label": name, "value": line(value, 512)}
             for name, value in (
