@@ -44,7 +44,7 @@ from broker.plan import QueryPlan, Target, plan_query
 from broker.project_settings import vet_project_settings
 from broker.refresh import Progress
 from broker.refresh import refresh as refresh_sources
-from broker.requests import check_query
+from broker.requests import check_query, check_refresh
 from broker.shaping import shape
 from broker.supervise import AdapterFailure, Supervisor
 
@@ -71,7 +71,7 @@ class Broker(BrokerAPI):
     async def refresh(
         self, request: RefreshRequest, progress: Progress | None = None
     ) -> RefreshResponse:
-        return await refresh_sources(self.config, self.supervisor, request, progress)
+        return await refresh_sources(self.config, self.supervisor, check_refresh(request), progress)
 
     async def sources(self, profile: str = "") -> dict[str, Any]:
         return await list_sources(self.config, self.supervisor, profile)

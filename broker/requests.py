@@ -19,7 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from broker.contracts import DEFAULT_LATENCY_MS, MAX_LATENCY_MS, MAX_LIMIT, QueryRequest
+from broker.contracts import (
+    DEFAULT_LATENCY_MS,
+    MAX_LATENCY_MS,
+    MAX_LIMIT,
+    QueryRequest,
+    RefreshRequest,
+)
 from broker.errors import UsageError
 
 LIMIT_MIN, LIMIT_MAX = 0, MAX_LIMIT
@@ -104,6 +110,13 @@ def is_instant_text(text: str) -> bool:
     return RFC3339_INSTANT.fullmatch(text) is not None
 
 
+def check_refresh(request: RefreshRequest) -> RefreshRequest:
+    """``request`` itself if it can be served: a named source must be named by more than blanks."""
+    if request.source_id is not None and not request.source_id.strip():
+        raise InvalidRequest([RequestProblem("source_id", "is blank; omit it to refresh every source")])
+    return request
+
+
 def zoned(value: datetime | None) -> bool:
     """An absent instant, or one that names its zone: a time without one is no instant at all."""
     return value is None or value.utcoffset() is not None
@@ -126,6 +139,7 @@ __all__ = [
     "UNBOUNDED_TOKENS",
     "RFC3339_INSTANT",
     "check_query",
+    "check_refresh",
     "is_instant_text",
     "query_problems",
     "zoned",

@@ -407,8 +407,6 @@ class Api:
 
     async def refresh(self, request: Request) -> Response:
         asked: RefreshRequest = parse(RefreshRequest, await read_object(request))
-        if asked.source_id is not None and not asked.source_id.strip():
-            raise Problem(400, "bad_request", "source_id is blank; omit it to refresh every source")
         asked.profile = self.served(asked.profile)
         response = await self.call(self.broker.refresh(asked))
         status = outcome_status(
