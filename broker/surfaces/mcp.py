@@ -4,9 +4,12 @@
 or reject (``recall review``); no tool applies one.
 
 Built on the official SDK's low-level server so each tool declares its exact
-input schema (``additionalProperties: false``). Arguments are validated here;
-a bad argument, a plan error or a failed outcome is an ``isError`` tool result,
-never a protocol error. Every result carries the structured response and a
+input schema (``additionalProperties: false``), generated from the argument
+model that validates the call: arguments are read strictly as JSON (no string
+stands in for a number, a flag or an instant), then a query meets the request
+rules of :mod:`broker.requests` that every surface applies. A bad argument, a
+plan error or a failed outcome is an ``isError`` tool result, never a protocol
+error. Every result carries the structured response and a
 compact text rendering of it (:mod:`broker.render.tool`); results are priced as
 the ``tool`` surface (``tool_explained`` with ``explain``). stdout carries
 protocol frames only; diagnostics go to stderr prefixed ``recall mcp:`` and
