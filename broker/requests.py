@@ -110,6 +110,23 @@ def is_instant_text(text: str) -> bool:
     return RFC3339_INSTANT.fullmatch(text) is not None
 
 
+QUERY_INSTANTS = (("as_of",), ("valid_at",), ("scope", "since"), ("scope", "until"))
+
+
+def json_instant_problems(body: Mapping[str, object]) -> list[RequestProblem]:
+    """Instants in a JSON query body that are not RFC 3339 text (a number of seconds is not one)."""
+    problems = []
+    for path in QUERY_INSTANTS:
+        value: object = body
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is not None and not (isinstance(value, str) and is_instant_text(value)):
+            problems.append(RequestProblem(
+                ".".join(path), f"must be an RFC 3339 instant with a zone, such as {INSTANT_EXAMPLE}"
+            ))
+    return problems
+
+
 def check_refresh(request: RefreshRequest) -> RefreshRequest:
     """``request`` itself if it can be served: a named source must be named by more than blanks."""
     if request.source_id is not None and not request.source_id.strip():
@@ -141,6 +158,7 @@ __all__ = [
     "check_query",
     "check_refresh",
     "is_instant_text",
+    "json_instant_problems",
     "query_problems",
     "zoned",
 ]

@@ -53,7 +53,7 @@ from broker.errors import (
     ExpandError,
     RecallError,
 )
-from broker.requests import InvalidRequest, check_query
+from broker.requests import InvalidRequest, check_query, json_instant_problems
 from broker.surfaces.error_codes import error_code
 
 API_VERSION = "v1"
@@ -376,6 +376,9 @@ class Api:
             raise Problem(400, "bad_request", f"tier {tier!r}: use \"complete\" or \"pointer\"")
         budget = body.get("budget")
         surface_given = isinstance(budget, dict) and bool(budget.get("surface"))
+        untimed = json_instant_problems(body)
+        if untimed:
+            raise Problem(400, "bad_request", InvalidRequest(untimed).describe({}))
         asked: QueryRequest = parse(QueryRequest, body)
         try:
             check_query(asked)

@@ -37,7 +37,7 @@ class Ask:
     limit: Any = None
     latency_ms: Any = None
     sources: list[str] | None = None
-    as_of: str | None = None
+    as_of: Any = None
     include_stale: Any = None
     cli: bool = True
     """Whether the command line can say this at all."""
@@ -62,6 +62,8 @@ ROWS: list[tuple[str, Ask, str]] = [
     # the command line reads a time without a zone as UTC, as its help says; the APIs refuse it
     ("as-of-without-zone", Ask(as_of="2030-01-01T00:00:00", cli=False, sidecar=False), REFUSED),
     ("as-of-a-date", Ask(as_of="2030-01-01", cli=False, sidecar=False), REFUSED),
+    ("as-of-seconds", Ask(as_of=1_900_000_000, cli=False, sidecar=False), REFUSED),
+    ("as-of-with-offset", Ask(as_of="2030-01-01T09:30:00+02:00", cli=False, sidecar=False), "answered"),
     ("include-stale-as-text", Ask(include_stale="false", cli=False, sidecar=False), REFUSED),
 ]
 
