@@ -310,6 +310,9 @@ def _str(value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
 
 
 def _int(value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
+    if isinstance(value, bool):  # JSON's true is not the number 1
+        problems.append(_problem(loc, "int_type", "Input should be a valid integer"))
+        return _INVALID
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):

@@ -11,12 +11,13 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from adapter_sdk.protocol import SearchParams
 from broker.admission import admit, drop_references, failure_report, stamp
+from broker.api import BrokerAPI
 from broker.catchup import catching_up
 from broker.config import Config, SourceConfig
 from broker.contracts import (
@@ -38,7 +39,6 @@ from broker.contracts import (
     Suppression,
     SuppressionReason,
 )
-from broker.errors import UsageError
 from broker.expand import expand as expand_locator
 from broker.fusion import FusionParams, SourceFacts, fuse
 from broker.listing import list_sources
@@ -46,8 +46,12 @@ from broker.plan import Exclusion, QueryPlan, Target, consider, open_plan, settl
 from broker.project_settings import vet_project_settings
 from broker.refresh import Progress
 from broker.refresh import refresh as refresh_sources
+from broker.requests import check_query, check_refresh
 from broker.shaping import shape
 from broker.supervise import AdapterFailure, Supervisor
+
+if TYPE_CHECKING:
+    from broker.doctor import Diagnosis
 
 SUCCESSOR_SEARCH_LIMIT = 5
 
@@ -56,7 +60,7 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-class Broker:
+class Broker(BrokerAPI):
     """A configuration plus a pool of adapter processes."""
 
     def __init__(self, config: Config, supervisor: Supervisor) -> None:
@@ -69,17 +73,22 @@ class Broker:
     async def refresh(
         self, request: RefreshRequest, progress: Progress | None = None
     ) -> RefreshResponse:
-        return await refresh_sources(self.config, self.supervisor, request, progress)
+        return await refresh_sources(self.config, self.supervisor, check_refresh(request), progress)
 
     async def sources(self, profile: str = "") -> SourcesResponse:
         return await list_sources(self.config, self.supervisor, profile)
 
+    async def doctor(self, profile: str = "") -> Diagnosis:
+        """``recall doctor`` over this broker's adapter processes."""
+        from broker.doctor import diagnose
+
+        return await diagnose(self.config, self.supervisor, profile, ask=self.query)
+
     # -- query ---------------------------------------------------------------
 
     async def query(self, request: QueryRequest) -> QueryResponse:
-        if not request.query.strip():
-            # asked of nobody: an empty question would read as an abstention
-            raise UsageError("the query is empty; ask a question in words")
+        # refused before any source is asked: an empty question would read as an abstention
+        check_query(request)
         started = now()
         clock = time.perf_counter_ns()
         plan = open_plan(self.config, request, started)

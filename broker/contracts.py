@@ -131,12 +131,16 @@ class Scope(Model):
 
 
 class Budget(Model):
-    latency_ms: int = Field(default=0, le=MAX_LATENCY_MS)
+    """Bounds are request rules, checked in :mod:`broker.requests`."""
+
+    latency_ms: int = 0
     response_tokens: int = 0
     surface: Surface = Surface.structured
 
 
 class QueryRequest(Model):
+    """A question's shape; what makes one servable is decided in :mod:`broker.requests`."""
+
     query: str
     profile: str = ""
     scope: Scope = Field(default_factory=Scope)
@@ -150,7 +154,7 @@ class QueryRequest(Model):
     suppress_lineages: list[str] | None = None
     mode: Mode = Mode.explicit
     budget: Budget = Field(default_factory=Budget)
-    limit: int = Field(default=0, ge=0, le=MAX_LIMIT)
+    limit: int = 0
     include_stale: bool = False
 
 

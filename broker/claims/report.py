@@ -16,8 +16,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from broker.api import BrokerAPI
 from broker.claims.model import Claim, ClaimRefused, RecordRef, claim_key
 from broker.claims.store import ClaimStore
 from broker.config import Config, SourceConfig
@@ -55,7 +55,7 @@ def claims_store(config: Config) -> ClaimStore:
     return ClaimStore(config.paths.state_root / "claims")
 
 
-async def report_stale(config: Config, broker: Any, report: Report, profile: str = "") -> Claim:
+async def report_stale(config: Config, broker: BrokerAPI, report: Report, profile: str = "") -> Claim:
     """Check ``report`` and queue it; ``broker`` expands locators (``await broker.expand(...)``)."""
     successor = await _side(config, broker, "successor", report.successor_locator,
                             report.successor_quote, profile)
@@ -97,7 +97,7 @@ async def report_stale(config: Config, broker: Any, report: Report, profile: str
 
 
 async def _side(
-    config: Config, broker: Any, role: str, locator: str, quote: str, profile: str
+    config: Config, broker: BrokerAPI, role: str, locator: str, quote: str, profile: str
 ) -> RecordRef:
     source_id, _, local = locator.partition(":")
     source = config.source(source_id)

@@ -25,6 +25,7 @@ configured to serve), skipped. Exit: any fail 1, else any degraded 3, else 0.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from broker.config import Config
 from broker.doctor.conformance import BUILTIN_SUITES, conformance_check
@@ -38,7 +39,7 @@ from broker.doctor.model import (
     Problem,
     skipped,
 )
-from broker.doctor.render import render, to_json
+from broker.doctor.render import from_json, render, to_json
 from broker.doctor.static import (
     NOT_LOADED,
     access_check,
@@ -50,8 +51,13 @@ from broker.doctor.static import (
 from broker.errors import ConfigError, UnknownProfile
 from broker.supervise import Supervisor
 
+if TYPE_CHECKING:
+    from broker.doctor.abstention import Ask
 
-async def diagnose(config_or_error: Config | ConfigError, supervisor: Supervisor, profile: str = "") -> Diagnosis:
+
+async def diagnose(
+    config_or_error: Config | ConfigError, supervisor: Supervisor, profile: str = "", *, ask: Ask | None = None
+) -> Diagnosis:
     """Run every check against a loaded configuration, or report why it did not load."""
     if isinstance(config_or_error, ConfigError):
         return Diagnosis(load_failure(config_or_error) + skipped(LIVE_CHECKS, NOT_LOADED))
@@ -90,7 +96,8 @@ async def diagnose(config_or_error: Config | ConfigError, supervisor: Supervisor
         isolation_check(probes),
         freshness_check(config, probes),
         lineage_check(config, probes),
-        await abstention_check(config, supervisor, chosen.name),
+        await abstention_check(config, ask, chosen.name) if ask is not None
+        else Check(CheckName.abstention, CheckStatus.skipped, "no query path to ask the must-abstain queries"),
     ]
     return Diagnosis(checks, chosen.name)
 
@@ -119,6 +126,7 @@ __all__ = [
     "Problem",
     "diagnose",
     "diagnose_conformance",
+    "from_json",
     "render",
     "to_json",
 ]

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from broker.config import Config
 from broker.contracts import Coverage, Outcome, QueryRequest, QueryResponse
 from broker.doctor.model import Check, CheckName, CheckStatus, Problem
 from broker.errors import RecallError
-from broker.supervise import Supervisor
+
+# how the check asks a question: the application's query, passed in (doctor sits above no app)
+Ask = Callable[[QueryRequest], Awaitable[QueryResponse]]
 
 
-async def abstention_check(config: Config, supervisor: Supervisor, profile: str) -> Check:
+async def abstention_check(config: Config, ask: Ask, profile: str) -> Check:
     """Each ``evaluation.must_abstain`` query, limit 1: answering fails; no proof degrades.
 
     An abstention counts only if every asked source answered; one drawn from
     sources that could not search proves nothing about the corpus.
     """
-    from broker.app import Broker
-
     cases = config.evaluation.must_abstain if config.evaluation else []
     if not cases:
         return Check(
@@ -27,13 +29,12 @@ async def abstention_check(config: Config, supervisor: Supervisor, profile: str)
     assert config.evaluation is not None
     origin = config.evaluation.origin("must_abstain").file
     file = str(origin) if origin else None
-    broker = Broker(config, supervisor)
     failed: list[Problem] = []
     unproven: list[Problem] = []
     for index, case in enumerate(cases):
         key = f"evaluation.must_abstain[{index}]"
         try:
-            response = await broker.query(QueryRequest(query=case.query, profile=profile, limit=1))
+            response = await ask(QueryRequest(query=case.query, profile=profile, limit=1))
         except RecallError as exc:
             failed.append(Problem(f"{case.query!r} could not be asked: {exc}", file=file, key=key))
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker.doctor.model import Diagnosis
+from broker.doctor.model import Check, CheckName, CheckStatus, Diagnosis, Problem
 from broker.render.text import Fields, Lines
 
 NAME_WIDTH = 14
@@ -18,6 +18,26 @@ def to_json(diagnosis: Diagnosis) -> dict[str, Any]:
     data["failed_checks"] = diagnosis.failed_checks
     data["degraded_checks"] = diagnosis.degraded_checks
     return data
+
+
+def from_json(data: dict[str, Any]) -> Diagnosis:
+    """The diagnosis :func:`to_json` wrote (a server's ``/v1/doctor`` body); ``ValueError`` if not one."""
+    try:
+        checks = [
+            Check(
+                CheckName(check["name"]),
+                CheckStatus(check["status"]),
+                str(check.get("detail", "")),
+                [
+                    Problem(str(p["message"]), p.get("file"), p.get("key"), p.get("source_id"))
+                    for p in check.get("problems", [])
+                ],
+            )
+            for check in data["checks"]
+        ]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a diagnosis: {exc!r} is missing or malformed") from None
+    return Diagnosis(checks, data.get("profile"))
 
 
 def render(diagnosis: Diagnosis) -> str:

@@ -1,4 +1,4 @@
-"""A broker reached over HTTP (``--server URL``): the same four methods as :class:`broker.app.Broker`.
+"""A broker reached over HTTP (``--server URL``): the :class:`broker.api.BrokerAPI` operations.
 
 Queries post the complete tier but declare the caller's own surface, so the
 server shapes the response exactly as the in-process broker would and the CLI
@@ -11,12 +11,13 @@ imports in a few milliseconds, which is the point of asking a warm server.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 import orjson
 
 from adapter_sdk.wire import WireValidationError
+from broker.api import BrokerAPI
 from broker.contracts import (
     ExpandRequest,
     ExpandResponse,
@@ -26,19 +27,18 @@ from broker.contracts import (
     RefreshResponse,
     SourcesResponse,
 )
-from broker.errors import (
-    ExpandError,
-    ExpandErrorCode,
-    PlanError,
-    RecallError,
-    UsageError,
-)
+from broker.errors import RecallError, UsageError
+from broker.surfaces.error_codes import raised_for
+
+if TYPE_CHECKING:
+    from broker.doctor import Diagnosis
+    from broker.refresh import Progress
 
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 600.0
 
 
-class RemoteBroker:
+class RemoteBroker(BrokerAPI):
     """``async with RemoteBroker(url, token=..., profile=...) as broker``."""
 
     def __init__(self, url: str, *, token: str | None = None, profile: str = "") -> None:
@@ -71,7 +71,7 @@ class RemoteBroker:
         data = await self._call("POST", "/v1/expand", request.to_json(), ok=(200,))
         return ExpandResponse.model_validate(data)
 
-    async def refresh(self, request: RefreshRequest, progress: Any = None) -> RefreshResponse:
+    async def refresh(self, request: RefreshRequest, progress: Progress | None = None) -> RefreshResponse:
         data = await self._call("POST", "/v1/refresh", request.to_json(), ok=(200, 206, 503))
         return RefreshResponse.model_validate(data)
 
@@ -82,6 +82,16 @@ class RemoteBroker:
             return SourcesResponse.model_validate(data)
         except WireValidationError as exc:
             raise RecallError(f"server {self.url} answered /v1/sources with something other than a listing: {exc}") from None
+
+    async def doctor(self, profile: str = "") -> Diagnosis:
+        from broker.doctor import from_json
+
+        params = {"profile": profile} if profile else None
+        data = await self._call("GET", "/v1/doctor", None, ok=(200, 206, 503), params=params)
+        try:
+            return from_json(data if isinstance(data, dict) else {})
+        except ValueError as exc:
+            raise RecallError(f"server {self.url} answered /v1/doctor with something other than a diagnosis: {exc}") from None
 
     async def _call(
         self,
@@ -143,12 +153,9 @@ def remote_error(status: int, data: Any, url: str) -> RecallError:
         return RecallError(f"server {url} answered HTTP {status} without an error body")
     code = str(error.get("code", ""))
     message = str(error.get("message", ""))
-    if code in ExpandErrorCode.__members__:
-        return ExpandError(ExpandErrorCode(code), message)
     if code == "unauthorized":
         return UsageError(f"{message} (pass --auth-token-env ENV naming a variable that holds it)")
-    if code == "bad_request":
-        return UsageError(message)
-    if code == "profile_mismatch":
-        return PlanError(message)
+    raised = raised_for(code, message)
+    if raised is not None:
+        return raised
     return RecallError(f"server {url}: {message} ({code})" if message else f"server {url}: HTTP {status}")

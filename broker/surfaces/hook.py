@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from broker.api import BrokerAPI
 from broker.prereply import (
     SessionLedger,
     SessionLedgerError,
@@ -128,7 +129,7 @@ class TurnResult:
 
 
 def run_turn(
-    source: Callable[[Callable[[Any], Awaitable[Any]]], Any], hook: HookInput, settings: TurnSettings
+    source: Callable[[Callable[[BrokerAPI], Awaitable[Any]]], Any], hook: HookInput, settings: TurnSettings
 ) -> TurnResult:
     """One pre-reply query, bounded by a watchdog.
 
@@ -150,7 +151,7 @@ def run_turn(
             ledger = None
     request = turn_request(hook.turn, settings, earlier)
 
-    async def work(broker: Any) -> Any:
+    async def work(broker: BrokerAPI) -> Any:
         with anyio.fail_after(settings.latency_ms / 1000 + WATCHDOG_GRACE_S):
             return await broker.query(request)
 

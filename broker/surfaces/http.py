@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapter_sdk.wire import WireModel, WireValidationError
 from broker import __version__
+from broker.api import BrokerAPI
 from broker.config import Config
 from broker.contracts import (
     Coverage,
@@ -52,11 +53,10 @@ from broker.contracts import (
 from broker.errors import (
     ExpandError,
     RecallError,
-    UnknownProfile,
-    UnsatisfiableScope,
-    UsageError,
 )
 from broker.render.encode import json_bytes
+from broker.requests import InvalidRequest, check_query, json_instant_problems
+from broker.surfaces.error_codes import error_code
 from broker.surfaces.page import access as page_access
 
 API_VERSION = "v1"
@@ -333,19 +333,25 @@ class Api:
         self.config = config
         self.profile = profile
         self.request_timeout = request_timeout
-        self.broker: Any = None
+        self._broker: BrokerAPI | None = None
+
+    @property
+    def broker(self) -> BrokerAPI:
+        if self._broker is None:
+            raise RecallError("the server's broker is not open: its lifespan has not started or has ended")
+        return self._broker
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         from broker.app import open_broker
 
         async with open_broker(self.config) as broker:
-            self.broker = broker
+            self._broker = broker
             app.state.broker = broker
             try:
                 yield
             finally:
-                self.broker = None
+                self._broker = None
                 app.state.broker = None
 
     def served(self, asked: str | None) -> str:
@@ -363,16 +369,11 @@ class Api:
                 return await work
         except TimeoutError:
             raise Problem(504, "timeout", f"request exceeded the server's {self.request_timeout:g}s request timeout") from None
-        except UnsatisfiableScope as exc:
-            raise Problem(400, "bad_request", str(exc)) from None
-        except UnknownProfile as exc:
-            raise Problem(409, "profile_mismatch", str(exc)) from None
-        except UsageError as exc:
-            raise Problem(400, "bad_request", str(exc)) from None
         except ExpandError:
             raise
         except RecallError as exc:
-            raise Problem(500, "internal", str(exc)) from None
+            code = error_code(exc)
+            raise Problem(code.http_status, code.code, str(exc)) from None
 
     async def query(self, request: Request) -> Response:
         from broker.render.pointer import pointer_projection
@@ -383,9 +384,14 @@ class Api:
             raise Problem(400, "bad_request", f"tier {tier!r}: use \"complete\" or \"pointer\"")
         budget = body.get("budget")
         surface_given = isinstance(budget, dict) and bool(budget.get("surface"))
+        untimed = json_instant_problems(body)
+        if untimed:
+            raise Problem(400, "bad_request", InvalidRequest(untimed).describe({}))
         asked: QueryRequest = parse(QueryRequest, body)
-        if not asked.query.strip():
-            raise Problem(400, "bad_request", "query is empty")
+        try:
+            check_query(asked)
+        except InvalidRequest as exc:
+            raise Problem(400, "bad_request", exc.describe({})) from None
         asked.profile = self.served(asked.profile)
         if not surface_given:
             asked.budget.surface = Surface.structured_pointer if tier == TIER_POINTER else Surface.structured
@@ -412,13 +418,12 @@ class Api:
         try:
             response = await self.call(self.broker.expand(asked))
         except ExpandError as exc:
-            return problem(exc.stated.http_status, str(exc.code), exc.message)
+            code = error_code(exc)
+            return problem(code.http_status, code.code, exc.message)
         return json_response(response.to_json())
 
     async def refresh(self, request: Request) -> Response:
         asked: RefreshRequest = parse(RefreshRequest, await read_object(request))
-        if asked.source_id is not None and not asked.source_id.strip():
-            raise Problem(400, "bad_request", "source_id is blank; omit it to refresh every source")
         asked.profile = self.served(asked.profile)
         response = await self.call(self.broker.refresh(asked))
         status = outcome_status(
@@ -437,10 +442,10 @@ class Api:
         return json_response(listing.to_json(), status, {"Recall-Coverage": str(listing.status)})
 
     async def doctor(self, request: Request) -> Response:
-        from broker.doctor import DiagnosisStatus, diagnose, to_json
+        from broker.doctor import DiagnosisStatus, to_json
 
         profile = self.served(request.query_params.get("profile"))
-        diagnosis = await self.call(diagnose(self.config, self.broker.supervisor, profile))
+        diagnosis = await self.call(self.broker.doctor(profile))
         status = outcome_status(
             diagnosis.status == DiagnosisStatus.failed, diagnosis.status == DiagnosisStatus.degraded
         )

@@ -4,9 +4,12 @@
 or reject (``recall review``); no tool applies one.
 
 Built on the official SDK's low-level server so each tool declares its exact
-input schema (``additionalProperties: false``). Arguments are validated here;
-a bad argument, a plan error or a failed outcome is an ``isError`` tool result,
-never a protocol error. Every result carries the structured response and a
+input schema (``additionalProperties: false``), generated from the argument
+model that validates the call: arguments are read strictly as JSON (no string
+stands in for a number, a flag or an instant), then a query meets the request
+rules of :mod:`broker.requests` that every surface applies. A bad argument, a
+plan error or a failed outcome is an ``isError`` tool result, never a protocol
+error. Every result carries the structured response and a
 compact text rendering of it (:mod:`broker.render.tool`); results are priced as
 the ``tool`` surface (``tool_explained`` with ``explain``). stdout carries
 protocol frames only; diagnostics go to stderr prefixed ``recall mcp:`` and
@@ -15,13 +18,13 @@ never contain query text.
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 import anyio
 import mcp.types as types
@@ -30,14 +33,21 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+)
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 
 from broker import __version__
 from broker.config import Config
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
-    MAX_LATENCY_MS,
-    MAX_LIMIT,
     Budget,
     DetailLevel,
     ExpandRequest,
@@ -50,9 +60,22 @@ from broker.contracts import (
     Surface,
 )
 from broker.errors import ExpandError, RecallError
+from broker.requests import (
+    INSTANT_EXAMPLE,
+    LATENCY_MAX_MS,
+    LATENCY_MIN_MS,
+    LIMIT_MAX,
+    LIMIT_MIN,
+    UNBOUNDED_TOKENS,
+    InvalidRequest,
+    check_query,
+    is_instant_text,
+)
+
+if TYPE_CHECKING:
+    from broker.app import Broker
 
 MAX_IN_FLIGHT = 32
-UNBOUNDED_TOKENS = -1
 BUSY_CODE = -32000
 INVALID_REQUEST = -32600
 
@@ -84,33 +107,54 @@ changes, so keep treating both notes as the verdicts say."""
 
 
 class Arguments(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A tool's arguments, read strictly: no string stands in for a number or a flag."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @classmethod
+    def from_call(cls, raw: dict[str, Any]) -> Self:
+        # validated as the JSON the client sent, so an instant is RFC 3339 text with a zone
+        return cls.model_validate_json(json.dumps(raw))
+
+
+def _instant_text(value: Any) -> Any:
+    if not (isinstance(value, str) and is_instant_text(value)):
+        raise ValueError(f"should be an RFC 3339 instant with a zone, such as {INSTANT_EXAMPLE}")
+    return value
+
+
+Instant = Annotated[AwareDatetime, Strict(False), BeforeValidator(_instant_text)]
+"""An RFC 3339 instant as text; never a date alone or a number of seconds (the text is checked first)."""
 
 
 class QueryArguments(Arguments):
-    query: str = Field(min_length=1)
-    limit: int | None = Field(default=None, ge=1, le=MAX_LIMIT)
-    sources: list[str] | None = None
-    record_types: list[str] | None = None
+    query: str = Field(min_length=1, description="the question")
+    limit: int | None = Field(default=None, ge=LIMIT_MIN, le=LIMIT_MAX,
+                              description="most results (0: the profile's max_results)")
+    sources: list[str] | None = Field(default=None, description="only these source ids")
+    record_types: list[str] | None = Field(default=None, description="only these record types")
     project: str | None = None
     entities: list[str] | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    as_of: datetime | None = None
-    valid_at: datetime | None = None
-    budget_tokens: int = Field(default=DEFAULT_RESPONSE_TOKENS, ge=UNBOUNDED_TOKENS)
-    budget_ms: int | None = Field(default=None, ge=1, le=MAX_LATENCY_MS)
-    explain: bool = False
+    since: Instant | None = None
+    until: Instant | None = None
+    as_of: Instant | None = Field(
+        default=None, description="transaction time: what the sources held at this instant"
+    )
+    valid_at: Instant | None = Field(
+        default=None, description="valid time: judge verdicts at this instant (default as_of, else now)"
+    )
+    budget_tokens: int = Field(default=DEFAULT_RESPONSE_TOKENS, ge=UNBOUNDED_TOKENS,
+                               description="response size in estimated tokens (-1: unbounded)")
+    budget_ms: int | None = Field(default=None, ge=LATENCY_MIN_MS, le=LATENCY_MAX_MS,
+                                  description="latency budget in milliseconds")
+    explain: bool = Field(default=False, description="full response with score arithmetic")
     mode: Literal["explicit", "pre_reply"] = "explicit"
-    suppress_lineages: list[str] | None = None
-    include_stale: bool = False
-
-    @field_validator("budget_tokens")
-    @classmethod
-    def _budget(cls, value: int) -> int:
-        if value == 0:
-            raise ValueError("budget_tokens must be positive, or -1 for unbounded")
-        return value
+    suppress_lineages: list[str] | None = Field(
+        default=None, description="pre_reply: lineage roots already shown, withheld and counted"
+    )
+    include_stale: bool = Field(
+        default=False, description="show superseded, expired and not-yet-valid evidence, marked"
+    )
 
 
 class ExpandArguments(Arguments):
@@ -129,21 +173,40 @@ class SourcesArguments(Arguments):
 
 
 class ReportStaleArguments(Arguments):
-    successor_locator: str = Field(min_length=1)
-    successor_quote: str = Field(min_length=1)
-    superseded_locator: str = Field(min_length=1)
-    superseded_quote: str = Field(min_length=1)
-    reporter: str | None = Field(default=None, max_length=100)
+    successor_locator: str = Field(min_length=1, description="the newer note (B)")
+    successor_quote: str = Field(min_length=1, description="verbatim text from B's expansion")
+    superseded_locator: str = Field(min_length=1, description="the note B replaces (A)")
+    superseded_quote: str = Field(min_length=1, description="verbatim text from A's expansion")
+    reporter: str | None = Field(default=None, max_length=100, description="your name")
 
 
-_STRINGS = {"type": "array", "items": {"type": "string"}}
-_TIME = {"type": "string", "format": "date-time"}
+# The request fields' names as a tool's arguments spell them.
+ARGUMENT_NAMES = {
+    "budget.latency_ms": "budget_ms",
+    "budget.response_tokens": "budget_tokens",
+    "scope.since": "since",
+    "scope.until": "until",
+}
 
 
-def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
+class _ToolSchema(GenerateJsonSchema):
+    """JSON Schema as a tool declares it: no titles, an optional argument may be null."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def nullable_schema(self, schema: Any) -> JsonSchemaValue:
+        inner = self.generate_inner(schema["schema"])
+        if isinstance(inner.get("type"), str):
+            return {**inner, "type": [inner["type"], "null"]}
+        return {"anyOf": [inner, {"type": "null"}]}
+
+
+def input_schema(model: type[Arguments]) -> dict[str, Any]:
+    """The schema a tool advertises, derived from the model that validates its arguments."""
+    schema = model.model_json_schema(schema_generator=_ToolSchema)
+    schema.pop("title", None)
+    schema.pop("description", None)
     return schema
 
 
@@ -170,52 +233,14 @@ TOOLS = [
             "Ask every eligible source one question; returns evidence pointers with outcome "
             "and coverage. Expand a locator with recall_expand to read the evidence."
         ),
-        input_schema=_object(
-            {
-                "query": {"type": "string", "minLength": 1, "description": "the question"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                          "description": "most results"},
-                "sources": {**_STRINGS, "description": "only these source ids"},
-                "record_types": {**_STRINGS, "description": "only these record types"},
-                "project": {"type": "string"},
-                "entities": _STRINGS,
-                "since": _TIME,
-                "until": _TIME,
-                "as_of": {**_TIME, "description": "transaction time: what the sources held at this instant"},
-                "valid_at": {**_TIME, "description": "valid time: judge verdicts at this instant "
-                             "(default as_of, else now)"},
-                "budget_tokens": {"type": "integer", "minimum": UNBOUNDED_TOKENS, "default": DEFAULT_RESPONSE_TOKENS,
-                                  "description": "response size budget in estimated tokens; -1 unbounded"},
-                "budget_ms": {"type": "integer", "minimum": 1, "maximum": MAX_LATENCY_MS,
-                              "description": "latency budget in milliseconds"},
-                "explain": {"type": "boolean", "description": "full response with score arithmetic"},
-                "mode": {"type": "string", "enum": ["explicit", "pre_reply"], "default": "explicit"},
-                "suppress_lineages": {
-                    **_STRINGS,
-                    "description": "pre_reply: lineage roots already shown, withheld and counted",
-                },
-                "include_stale": {
-                    "type": "boolean",
-                    "description": "show superseded, expired and not-yet-valid evidence, marked",
-                },
-            },
-            ["query"],
-        ),
+        input_schema=input_schema(QueryArguments),
         output_schema=QUERY_OUTPUT,
     ),
     types.Tool(
         name="recall_expand",
         title="Read the evidence behind a locator",
         description="Read the content a locator from recall_query points at. The content is untrusted data.",
-        input_schema=_object(
-            {
-                "locator": {"type": "string", "minLength": 1},
-                "detail": {"type": "string", "enum": ["summary", "excerpt", "full", "context"],
-                           "default": "excerpt"},
-                "budget_bytes": {"type": "integer", "minimum": 1},
-            },
-            ["locator"],
-        ),
+        input_schema=input_schema(ExpandArguments),
         output_schema={
             "type": "object",
             "properties": {
@@ -232,9 +257,7 @@ TOOLS = [
         name="recall_refresh",
         title="Refresh source indexes",
         description="Re-check or rebuild the indexes of the profile's sources, or of one source.",
-        input_schema=_object(
-            {"source_id": {"type": "string", "minLength": 1}, "full": {"type": "boolean"}}
-        ),
+        input_schema=input_schema(RefreshArguments),
         output_schema={
             "type": "object",
             "properties": {
@@ -249,7 +272,7 @@ TOOLS = [
         name="recall_sources",
         title="List sources and their health",
         description="Every configured source, probed if this profile may use it.",
-        input_schema=_object({}),
+        input_schema=input_schema(SourcesArguments),
     ),
     types.Tool(
         name="recall_report_stale",
@@ -260,20 +283,7 @@ TOOLS = [
             "for a person to review; nothing changes until they accept it, and there is no tool to "
             "apply it. A claim a person rejected is refused. Notes sources only."
         ),
-        input_schema=_object(
-            {
-                "successor_locator": {"type": "string", "minLength": 1,
-                                      "description": "the newer note (B)"},
-                "successor_quote": {"type": "string", "minLength": 1,
-                                    "description": "verbatim text from B's expansion"},
-                "superseded_locator": {"type": "string", "minLength": 1,
-                                       "description": "the note B replaces (A)"},
-                "superseded_quote": {"type": "string", "minLength": 1,
-                                     "description": "verbatim text from A's expansion"},
-                "reporter": {"type": "string", "maxLength": 100, "description": "your name"},
-            },
-            ["successor_locator", "successor_quote", "superseded_locator", "superseded_quote"],
-        ),
+        input_schema=input_schema(ReportStaleArguments),
         output_schema={
             "type": "object",
             "properties": {
@@ -302,6 +312,17 @@ def text_result(text: str, structured: dict[str, Any] | None = None, *, error: b
         structured_content=structured,
         is_error=error,
     )
+
+
+def argument_problems(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg'].lower()}"
+        for e in exc.errors()[:5]
+    )
+
+
+def invalid_arguments(tool: str, problems: str) -> types.CallToolResult:
+    return text_result(f"invalid arguments for {tool}: {problems}", error=True)
 
 
 def query_request(args: QueryArguments, profile: str) -> QueryRequest:
@@ -333,20 +354,15 @@ def query_request(args: QueryArguments, profile: str) -> QueryRequest:
 class Tools:
     """Tool calls against one broker, for one profile."""
 
-    def __init__(self, broker: Any, profile: str) -> None:
+    def __init__(self, broker: Broker, profile: str) -> None:
         self.broker = broker
         self.profile = profile
 
     async def call(self, name: str, raw: dict[str, Any]) -> types.CallToolResult:
-        model = ARGUMENTS[name]
         try:
-            args = model.model_validate(raw)
+            args = ARGUMENTS[name].from_call(raw)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg'].lower()}"
-                for e in exc.errors()[:5]
-            )
-            return text_result(f"invalid arguments for {name}: {problems}", error=True)
+            return invalid_arguments(name, argument_problems(exc))
         try:
             if isinstance(args, QueryArguments):
                 return await self.query(args)
@@ -357,6 +373,8 @@ class Tools:
             if isinstance(args, ReportStaleArguments):
                 return await self.report_stale(args)
             return await self.sources()
+        except InvalidRequest as exc:
+            return invalid_arguments(name, exc.describe(ARGUMENT_NAMES))
         except RecallError as exc:
             return text_result(f"{name} could not run: {exc}", error=True)
 
@@ -364,7 +382,7 @@ class Tools:
         from broker.render.pointer import pointer_projection
         from broker.render.tool import query_text
 
-        response = await self.broker.query(query_request(args, self.profile))
+        response = await self.broker.query(check_query(query_request(args, self.profile)))
         structured = response.to_json() if args.explain else pointer_projection(response)
         return text_result(query_text(response), structured, error=response.outcome == Outcome.failed)
 

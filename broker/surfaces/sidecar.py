@@ -13,16 +13,17 @@ from __future__ import annotations
 import re
 import sys
 import traceback
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from broker import __version__
+from broker.api import BrokerAPI
 from broker.config import Config
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
-    MAX_LIMIT,
     Budget,
     Coverage,
     DetailLevel,
@@ -41,9 +42,12 @@ from broker.contracts import (
     SourceState,
     Surface,
 )
-from broker.errors import ConfigError, ExpandError, RecallError, UnsatisfiableScope
+from broker.errors import ConfigError, ExpandError, RecallError
+from broker.requests import InvalidRequest, check_query
 from broker.sanitize import bound
+from broker.surfaces.error_codes import error_code
 
+T = TypeVar("T")
 FROZEN = "sidecar.plugin/v1"
 DRAFT = "sidecar.plugin/v1-draft"
 PROTOCOLS = (FROZEN, DRAFT)
@@ -89,6 +93,35 @@ class Refusal(Exception):
 
 def invalid(message: str) -> Refusal:
     return Refusal("invalid_request", message)
+
+
+def refusal(error: RecallError, doing: str) -> Refusal:
+    """``error`` under the code every surface reports it with; a bad request is only its message."""
+    code = error_code(error)
+    message = str(error) if code.sidecar == "invalid_request" else f"{doing}: {error}"
+    return Refusal(code.sidecar, message, retryable=code.retryable)
+
+
+def text_param(params: dict[str, Any], name: str) -> str:
+    """A text parameter; absent or null reads as empty, anything but text is refused."""
+    value = params.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise invalid(f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+def integer_param(params: dict[str, Any], name: str) -> int:
+    """An integer parameter; absent or null reads as 0 (the default), anything but an integer is refused."""
+    value = params.get(name)
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # a number too large for a 64-bit integer arrives as a float
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise invalid(f"{name} must be an integer, not {type(value).__name__}")
+    return value
 
 
 def line(text: str | None, limit: int) -> str:
@@ -201,13 +234,13 @@ class Plugin:
                 f"this recall runs on the machine Sidecar is running on and cannot answer for host {host!r}",
             )
 
-    def run(self, config: Config, work: Any) -> Any:
+    def run(self, config: Config, work: Callable[[BrokerAPI], Awaitable[T]]) -> T:
         """``await work(broker)`` under the host's deadline; its end is ``unavailable``."""
         import anyio
 
         from broker.app import open_broker
 
-        async def main() -> Any:
+        async def main() -> T:
             async with open_broker(config) as broker:
                 if self.hard_timeout is None:
                     return await work(broker)
@@ -335,31 +368,25 @@ class Plugin:
     # -- results ---------------------------------------------------------------
 
     def list_results(self, params: dict[str, Any]) -> dict[str, Any]:
-        query = str(params.get("query") or "").strip()
-        if not query:
-            return {"page": {"outcome": "abstained", "items": []}}
-        if str(params.get("cursor") or "").strip():
-            raise invalid("recall answers one page and returns no cursor, so there is no page to resume")
-        config = load()
-        profile, scope = self.selection(config, params.get("filters"))
-        limit = params.get("limit")
-        limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 0
-        limit = min(limit, MAX_LIMIT)
         request = QueryRequest(
-            query=query,
-            profile=profile,
-            scope=scope,
+            query=text_param(params, "query").strip(),
             mode=Mode.explicit,
             budget=Budget(latency_ms=self.latency_ms, response_tokens=DEFAULT_RESPONSE_TOKENS,
                           surface=Surface.structured_pointer),
-            limit=limit,
+            limit=integer_param(params, "limit"),
         )
         try:
+            check_query(request)  # before the configuration loads: no source is asked
+        except InvalidRequest as exc:
+            raise invalid(exc.describe({})) from None
+        if text_param(params, "cursor").strip():
+            raise invalid("recall answers one page and returns no cursor, so there is no page to resume")
+        config = load()
+        request.profile, request.scope = self.selection(config, params.get("filters"))
+        try:
             response: QueryResponse = self.run(config, lambda broker: broker.query(request))
-        except UnsatisfiableScope as exc:
-            raise invalid(str(exc)) from None
         except RecallError as exc:
-            raise Refusal("unavailable", f"recall could not run the query: {exc}", retryable=True) from None
+            raise refusal(exc, "recall could not run the query") from None
         return {"page": result_page(response, params.get("sort"))}
 
     def get_result(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -383,7 +410,7 @@ class Plugin:
             raise Refusal(stated.sidecar_code, f"recall could not expand {locator}: {exc}",
                           retryable=stated.retryable) from None
         except RecallError as exc:
-            raise Refusal("unavailable", f"recall could not expand {locator}: {exc}", retryable=True) from None
+            raise refusal(exc, f"recall could not expand {locator}") from None
         provenance = [
             {"label": name, "value": line(value, 512)}
             for name, value in (

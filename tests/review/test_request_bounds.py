@@ -78,11 +78,11 @@ async def test_mcp_expands_with_an_enormous_byte_budget(home):
     assert result.structured_content["content"] == "Restore the newest snapshot."
 
 
-def test_sidecar_answers_a_page_for_an_enormous_limit(home):
+def test_sidecar_refuses_an_enormous_limit_as_the_cli_does(home):
     user = home(kb={"records": [RESTORE]})
     request = {"protocol": "sidecar.plugin/v1", "method": "list",
                "params": {"collection": "results", "query": "restore", "limit": 10**20}}
     run = user.recall("sidecar-plugin", stdin=json.dumps(request))
-    reply = json.loads(run.stdout)
-    assert "error" not in reply, reply
-    assert [item["id"] for item in reply["page"]["items"]] == ["kb:restore"]
+    error = json.loads(run.stdout)["error"]
+    assert error["code"] == "invalid_request"
+    assert error["message"] == f"limit must be between 0 and {MAX_LIMIT} (0: the profile's max_results)"

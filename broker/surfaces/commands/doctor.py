@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from broker.surfaces.commands._common import add_json, add_profile, print_json
+from broker.surfaces.commands._common import (
+    add_json,
+    add_profile,
+    add_server,
+    print_json,
+    with_broker,
+)
+
+if TYPE_CHECKING:
+    from broker.doctor import Diagnosis
 
 HELP = "check configuration, sources and adapters"
 DESCRIPTION = """Check everything that has to hold before a query means anything:
@@ -29,7 +39,10 @@ what it should, such as a stale index (exit 3).
 With --conformance NAME, replay that adapter's recorded conformance
 transcripts against its command instead: [adapters.NAME] conformance for an
 adapter you registered, the committed suite for a built-in adapter. Exit 0
-only if every recorded case replays as recorded."""
+only if every recorded case replays as recorded.
+
+With --server URL, ask a running 'recall serve' for its diagnosis instead: the
+checks run against the server's configuration and its warm adapters."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,33 +51,52 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--conformance", metavar="NAME", help="replay this adapter's recorded conformance suite"
     )
     add_json(parser)
+    add_server(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    import anyio
+    from broker.doctor import render, to_json
 
-    from broker.config import Config, load_config
-    from broker.doctor import Diagnosis, diagnose, diagnose_conformance, render, to_json
-    from broker.errors import ConfigError
-    from broker.supervise import Supervisor
-
-    config: Config | ConfigError
-    try:
-        config = load_config()
-    except ConfigError as exc:
-        config = exc
-
-    if args.conformance:
-        diagnosis = diagnose_conformance(config, args.conformance)
-    else:
-
-        async def local() -> Diagnosis:
-            async with Supervisor() as supervisor:
-                return await diagnose(config, supervisor, args.profile)
-
-        diagnosis = anyio.run(local)
+    diagnosis = remote(args) if args.server else local(args)
     if args.json:
         print_json(to_json(diagnosis))
     else:
         sys.stdout.write(render(diagnosis))
     return diagnosis.exit_code
+
+
+def remote(args: argparse.Namespace) -> Diagnosis:
+    from broker.errors import UsageError
+
+    if args.conformance:
+        raise UsageError("--conformance cannot be combined with --server: it replays an adapter here")
+    return with_broker(args, lambda broker: broker.doctor(args.profile))
+
+
+def local(args: argparse.Namespace) -> Diagnosis:
+    """A configuration that does not load is a diagnosis too, so no broker is opened here."""
+    import anyio
+
+    from broker.config import Config, load_config
+    from broker.doctor import diagnose, diagnose_conformance
+    from broker.errors import ConfigError, UsageError
+    from broker.supervise import Supervisor
+
+    if args.auth_token_env:
+        raise UsageError("--auth-token-env needs --server")
+    config: Config | ConfigError
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        config = exc
+    if args.conformance:
+        return diagnose_conformance(config, args.conformance)
+
+    async def probe() -> Diagnosis:
+        from broker.app import Broker
+
+        async with Supervisor() as supervisor:
+            ask = Broker(config, supervisor).query if isinstance(config, Config) else None
+            return await diagnose(config, supervisor, args.profile, ask=ask)
+
+    return anyio.run(probe)

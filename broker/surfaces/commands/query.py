@@ -60,27 +60,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_server(parser)
 
 
-def build_request(args: argparse.Namespace):  # -> QueryRequest
-    from broker.contracts import MAX_LATENCY_MS, MAX_LIMIT, Budget, QueryRequest, Scope, Surface
-    from broker.errors import UsageError
+# The request fields' names as this command's flags spell them.
+FLAG_NAMES = {
+    "query": "query: the question",
+    "limit": "--limit",
+    "budget.latency_ms": "--budget-ms",
+    "budget.response_tokens": "--budget-tokens",
+    "as_of": "--as-of",
+    "valid_at": "--valid-at",
+    "scope.since": "--scope since",
+    "scope.until": "--scope until",
+}
 
-    text = " ".join(args.text).strip()
-    if not text:
-        raise UsageError("query: the question is empty; usage: recall query TEXT")
-    if not 0 <= args.limit <= MAX_LIMIT:
-        raise UsageError(f"--limit must be between 0 and {MAX_LIMIT} (0: the profile's max_results)")
-    if not 0 <= args.budget_ms <= MAX_LATENCY_MS:
-        raise UsageError(f"--budget-ms must be between 0 and {MAX_LATENCY_MS} (0: {DEFAULT_LATENCY_MS})")
-    if args.budget_tokens == 0 or args.budget_tokens < -1:
-        raise UsageError("--budget-tokens must be positive, or -1 for unbounded")
+
+def build_request(args: argparse.Namespace):  # -> QueryRequest
+    from broker.contracts import Budget, QueryRequest, Scope, Surface
+    from broker.errors import UsageError
+    from broker.requests import InvalidRequest, check_query
+
     surface = {
         (False, False): Surface.pointer,
         (True, False): Surface.explained,
         (False, True): Surface.structured_pointer,
         (True, True): Surface.structured,
     }[(args.explain, args.json)]
-    return QueryRequest(
-        query=text,
+    request = QueryRequest(
+        query=" ".join(args.text).strip(),
         profile=args.profile,
         scope=Scope(**parse_scope(args.scope)),
         as_of=parse_time(args.as_of, "--as-of") if args.as_of else None,
@@ -89,6 +94,10 @@ def build_request(args: argparse.Namespace):  # -> QueryRequest
         limit=args.limit,
         include_stale=args.include_stale,
     )
+    try:
+        return check_query(request)
+    except InvalidRequest as exc:
+        raise UsageError(exc.describe(FLAG_NAMES)) from None
 
 
 def parse_scope(items: list[str]) -> dict:

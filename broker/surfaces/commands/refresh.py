@@ -41,10 +41,12 @@ def run(args: argparse.Namespace) -> int:
     from broker.contracts import RefreshOutcome, RefreshRequest
     from broker.errors import UsageError
     from broker.render.human import render_refresh
+    from broker.requests import InvalidRequest, check_refresh
 
-    if args.source is not None and not args.source.strip():
-        raise UsageError("--source needs a source id")
-    request = RefreshRequest(profile=args.profile, source_id=args.source, full=args.full)
+    try:
+        request = check_refresh(RefreshRequest(profile=args.profile, source_id=args.source, full=args.full))
+    except InvalidRequest as exc:
+        raise UsageError(exc.describe({"source_id": "--source"})) from None
     progress = _Progress() if sys.stderr.isatty() and not args.json else None
     try:
         response = with_broker(args, lambda broker: broker.refresh(request, progress))
