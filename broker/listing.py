@@ -42,7 +42,7 @@ async def list_sources(config: Config, supervisor: Supervisor, profile_name: str
                 as_of_support=str(manifest.as_of_support),
                 derives_from=manifest.derives_from,
             )
-            if "freshness_policy" not in row and manifest.freshness_policy:
+            if not row.get("freshness_policy") and manifest.freshness_policy:
                 row["freshness_policy"] = manifest.freshness_policy  # the configuration's wins
             floor = effective_sensitivity(source, manifest)
             if floor != source.sensitivity:

@@ -109,6 +109,7 @@ HEALTH_VOLATILE = (
     "/result/checked_at",
     "/result/last_success_at",
     "/result/diagnostics/store_identity",
+    "/result/diagnostics/folder",
     "/result/diagnostics/sync_ms",
     *FRESHNESS_VOLATILE,
 )

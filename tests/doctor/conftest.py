@@ -80,8 +80,11 @@ class Home:
         loaded = self.load()
 
         async def main() -> Diagnosis:
+            from broker.app import Broker
+
             async with Supervisor() as supervisor:
-                return await diagnose(loaded, supervisor, profile)
+                ask = Broker(loaded, supervisor).query if not isinstance(loaded, Exception) else None
+                return await diagnose(loaded, supervisor, profile, ask=ask)
 
         return anyio.run(main)
 
