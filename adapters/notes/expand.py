@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from adapter_sdk.markdown.chunking import PREVIEW_CHARS, clip, split_lines
 from adapter_sdk.protocol import DetailLevel, ErrorCode, ExpandResult, RpcError
+from adapter_sdk.truncation import cut_to_budget
 from adapters.notes.search import REVISION_PREFIX
 
 EXCERPT_LINES = 12
@@ -93,13 +94,7 @@ def render(section: Section, where: LineRange, detail: DetailLevel, budget_bytes
         elif detail is DetailLevel.excerpt and last - first + 1 > EXCERPT_LINES:
             last, boundary = first + EXCERPT_LINES - 1, "excerpt_lines"
         text = "\n".join(lines[first - 1 : last])
-    if boundary:
-        text += f"\n… [truncated: {boundary}]"
-    if budget_bytes and len(text.encode()) > budget_bytes:
-        boundary = "budget_bytes"
-        marker = f"\n… [truncated: {boundary}]"
-        room = max(0, budget_bytes - len(marker.encode()))
-        text = text.encode()[:room].decode("utf-8", errors="ignore") + marker
+    text, boundary = cut_to_budget(text, boundary, budget_bytes)
     return ExpandResult(
         content=text,
         truncated=boundary is not None,

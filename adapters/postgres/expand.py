@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from adapter_sdk.protocol import DetailLevel, ErrorCode, ExpandResult, RpcError
+from adapter_sdk.truncation import cut_to_budget
 from adapters.postgres.rows import Row, preview
 
 MIN_BUDGET_BYTES = 64
@@ -24,13 +25,7 @@ def render(row: Row, detail: DetailLevel, budget_bytes: int) -> ExpandResult:
         text, boundary = f"{title}\n\n{row.body[:EXCERPT_CHARS].rstrip()}", "excerpt_chars"
     else:
         text = f"{title}\n\n{row.body}"
-    if boundary:
-        text += f"\n… [truncated: {boundary}]"
-    if budget_bytes and len(text.encode()) > budget_bytes:
-        boundary = "budget_bytes"
-        marker = f"\n… [truncated: {boundary}]"
-        room = max(0, budget_bytes - len(marker.encode()))
-        text = text.encode()[:room].decode("utf-8", errors="ignore") + marker
+    text, boundary = cut_to_budget(text, boundary, budget_bytes)
     return ExpandResult(
         content=text,
         truncated=boundary is not None,
