@@ -124,6 +124,7 @@ class ExpandErrorClass:
 
 _USAGE = ExpandErrorClass(1, 400, "invalid_request")
 _UNAVAILABLE = "unavailable"
+_NOT_FOUND = "not_found"  # a locator that will not come back by retrying
 
 # One table for every surface. A locator is malformed when the broker cannot
 # split it or its source's adapter cannot parse the local part
@@ -133,8 +134,8 @@ EXPAND_ERRORS: dict[ExpandErrorCode, ExpandErrorClass] = {
     ExpandErrorCode.malformed_locator: _USAGE,
     ExpandErrorCode.locator_unknown: _USAGE,
     ExpandErrorCode.denied: ExpandErrorClass(4, 403, _UNAVAILABLE),
-    ExpandErrorCode.not_configured: ExpandErrorClass(4, 404, _UNAVAILABLE),
-    ExpandErrorCode.locator_expired: ExpandErrorClass(4, 410, _UNAVAILABLE, retryable=True),
+    ExpandErrorCode.not_configured: ExpandErrorClass(4, 404, _NOT_FOUND),
+    ExpandErrorCode.locator_expired: ExpandErrorClass(4, 410, _NOT_FOUND),
     ExpandErrorCode.timeout: ExpandErrorClass(4, 504, _UNAVAILABLE, retryable=True),
     ExpandErrorCode.unreachable: ExpandErrorClass(4, 502, _UNAVAILABLE, retryable=True),
     ExpandErrorCode.budget_exceeded: ExpandErrorClass(4, 502, _UNAVAILABLE),

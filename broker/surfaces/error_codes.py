@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from broker.errors import (
+    EXPAND_ERRORS,
     ConfigError,
     ExpandError,
     ExpandErrorCode,
@@ -42,16 +43,10 @@ TABLE: tuple[tuple[type[RecallError], ErrorCode], ...] = (
     (ConfigError, ErrorCode("internal", 500, "invalid_config")),
 )
 
+# expand errors: the table in broker.errors, which the CLI's exit codes read too
 EXPAND_CODES = {
-    ExpandErrorCode.malformed_locator: ErrorCode("malformed_locator", 400, "invalid_request"),
-    ExpandErrorCode.denied: ErrorCode("denied", 403, "unavailable"),
-    ExpandErrorCode.not_configured: ErrorCode("not_configured", 404, "not_found"),
-    ExpandErrorCode.locator_unknown: ErrorCode("locator_unknown", 404, "not_found"),
-    ExpandErrorCode.locator_expired: ErrorCode("locator_expired", 410, "not_found"),
-    ExpandErrorCode.timeout: ErrorCode("timeout", 504, "unavailable", retryable=True),
-    ExpandErrorCode.unreachable: ErrorCode("unreachable", 502, "unavailable", retryable=True),
-    ExpandErrorCode.budget_exceeded: ErrorCode("budget_exceeded", 502, "unavailable"),
-    ExpandErrorCode.failed: ErrorCode("failed", 502, "unavailable", retryable=True),
+    code: ErrorCode(code.value, stated.http_status, stated.sidecar_code, stated.retryable)
+    for code, stated in EXPAND_ERRORS.items()
 }
 
 
