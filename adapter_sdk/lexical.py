@@ -31,6 +31,8 @@ from adapter_sdk.porter import stem
 MAX_TOKEN_CHARS = 64
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+# kana, CJK ideographs (with extension A and compatibility forms) and Hangul syllables
+_CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])")
 
 FUNCTION_WORDS = frozenset(
     """a an the am are be been being did do does is was were what when where which who
@@ -66,10 +68,13 @@ def tokenize_unmarked(text: str) -> list[str]:
 
 def unmark_words(text: str) -> str:
     """``text`` in NFKC form (full-width and compatibility letters as their plain
-    forms) with the markup that marks letters inside a word removed, so the word is
+    forms), each CJK character a word of its own (those scripts write words without
+    spaces, so a search for part of a run must still find it), with the markup that marks letters inside a word removed, so the word is
     whole again. Index text the same way, so a search and its index agree on the words."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
+        if _CJK.search(text):
+            text = _CJK.sub(r" \1 ", text)
     if _MARKUP_CHARS.isdisjoint(text):
         return text
     return _IN_WORD_MARKUP.sub(_kept_letter, text)

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
 
-FORMAT = "notes-fts5/4"
+FORMAT = "notes-fts5/5"
 TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 _CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}

@@ -109,3 +109,21 @@ def test_a_note_in_full_width_letters_is_found_by_plain_words(tmp_path: Path) ->
     found = run("query", "postgres migration")
     assert found.returncode == 0, found.stdout + found.stderr
     assert "notes:upgrade.md" in found.stdout
+
+
+def test_part_of_a_cjk_run_finds_its_note(tmp_path: Path) -> None:
+    env = _home_env(tmp_path)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "backup.md").write_text("# 数据库备份恢复手册\n\n每周日凌晨进行全量备份。\n")
+    (notes / "other.md").write_text("# 会议记录\n\n讨论了招聘计划。\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(RECALL), *args], env=env, capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120)
+
+    assert run("init", "--notes", str(notes)).returncode == 0
+    assert run("refresh").returncode == 0
+    found = run("query", "备份")
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert "notes:backup.md" in found.stdout and "other.md" not in found.stdout

@@ -92,3 +92,11 @@ def test_full_width_and_compatibility_letters_tokenize_as_plain_ones() -> None:
     from adapter_sdk.lexical import tokenize
 
     assert tokenize("ＰｏｓｔｇｒｅＳＱＬ １６ ﬁle") == tokenize("PostgreSQL 16 file")
+
+
+def test_each_cjk_character_is_a_token_so_part_of_a_run_matches() -> None:
+    from adapter_sdk.lexical import tokenize
+
+    assert tokenize("数据库备份恢复") == ["数", "据", "库", "备", "份", "恢", "复"]
+    assert set(tokenize("备份")) <= set(tokenize("数据库备份恢复"))
+    assert tokenize("Postgres 備份 plan") == ["postgres", "備", "份", "plan"]
