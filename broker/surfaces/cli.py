@@ -63,7 +63,15 @@ def unknown_command(name: str) -> str:
     return f"recall: unknown command {name!r}{hint}\nRun 'recall --help' for the list of commands.\n"
 
 
+# The young generation is collected every this many allocations, not every 700: a cold
+# command allocates most of its objects importing modules, none of them garbage.
+YOUNG_COLLECTION_THRESHOLD = 10_000
+
+
 def main(argv: list[str] | None = None) -> None:
+    import gc
+
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD)
     argv = sys.argv[1:] if argv is None else argv
     try:
         from broker.surfaces.daemon.client import forward
@@ -77,8 +85,6 @@ def main(argv: list[str] | None = None) -> None:
     # Everything the command built is garbage now; the interpreter's last collections
     # would walk all of it (tens of milliseconds after a query). Frozen objects are left
     # to the process's exit; files are still flushed and exit handlers still run.
-    import gc
-
     gc.freeze()
     sys.exit(code)
 
