@@ -406,6 +406,8 @@ def _dict(item: Check) -> Check:
         if not isinstance(value, dict):
             problems.append(_problem(loc, "dict_type", "Input should be a valid dictionary"))
             return _INVALID
+        if item is _any and all(isinstance(key, str) for key in value):
+            return dict(value)  # free-form metadata: only its keys have a type to check
         checked = {}
         for key, v in value.items():
             if not isinstance(key, str):
@@ -476,8 +478,13 @@ def _constrained(check: Check, spec: FieldSpec) -> Check:
 # Serialization
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _dump(value: Any, json_mode: bool, exclude_none: bool) -> Any:
-    if value is None or isinstance(value, bool | int | float):
+    if type(value) in _PLAIN:  # most values, settled with one lookup
+        return value
+    if isinstance(value, bool | int | float):
         return value
     if isinstance(value, str):
         return value.value if json_mode and isinstance(value, Enum) else value
