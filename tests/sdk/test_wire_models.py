@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import typing
 from datetime import UTC, datetime
 
 import orjson
 import pytest
 
 from adapter_sdk.protocol import SearchResult
-from adapter_sdk.wire import WireValidationError
+from adapter_sdk.wire import WireModel, WireValidationError, field_hints
 
 
 def candidate(**changes: object) -> dict[str, object]:
@@ -62,3 +64,27 @@ def test_the_wire_form_spells_enums_times_and_numbers_as_json() -> None:
     assert wire["outcome"] == "success"
     assert orjson.loads(orjson.dumps(wire)) == wire
     assert result.candidates[0].observed_at == datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+
+
+# the modules that declare models (see WireModel.__subclasses__ below)
+MODEL_MODULES = ("adapter_sdk.protocol", "broker.contracts")
+
+
+def every_model() -> list[type[WireModel]]:
+    for name in MODEL_MODULES:
+        importlib.import_module(name)
+    found: list[type[WireModel]] = []
+    pending = [WireModel]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            found.append(sub)
+            pending.append(sub)
+    return found
+
+
+def test_every_models_field_types_are_those_typing_reads_from_its_annotations() -> None:
+    models = every_model()
+    assert len(models) > 40
+    for model in models:
+        expected = typing.get_type_hints(model)
+        assert field_hints(model) == {name: expected[name] for name in model._fields}, model
