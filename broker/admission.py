@@ -56,6 +56,8 @@ FOREIGN_DROPPED = "dropped_references_to_protected_sources"
 
 @dataclass
 class Admitted:
+    """One source's search after admission: its report, the candidates kept, how many were above the ceiling."""
+
     report: SourceReport
     candidates: list[Candidate]
     above_ceiling: int

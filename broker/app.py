@@ -39,19 +39,16 @@ from broker.contracts import (
     Suppression,
     SuppressionReason,
 )
-from broker.expand import expand as expand_locator
 from broker.fusion import FusionParams, SourceFacts, fuse
-from broker.listing import list_sources
 from broker.plan import Exclusion, QueryPlan, Target, consider, open_plan, settle
 from broker.project_settings import vet_project_settings
-from broker.refresh import Progress
-from broker.refresh import refresh as refresh_sources
 from broker.requests import check_query, check_refresh
 from broker.shaping import shape
 from broker.supervise import AdapterFailure, Supervisor
 
 if TYPE_CHECKING:
     from broker.doctor import Diagnosis
+    from broker.refresh import Progress
 
 SUCCESSOR_SEARCH_LIMIT = 5
 
@@ -67,15 +64,22 @@ class Broker(BrokerAPI):
         self.config = config
         self.supervisor = supervisor
 
+    # expand, refresh and sources import their modules when called: a query needs none
     async def expand(self, request: ExpandRequest) -> ExpandResponse:
+        from broker.expand import expand as expand_locator
+
         return await expand_locator(self.config, self.supervisor, request)
 
     async def refresh(
         self, request: RefreshRequest, progress: Progress | None = None
     ) -> RefreshResponse:
+        from broker.refresh import refresh as refresh_sources
+
         return await refresh_sources(self.config, self.supervisor, check_refresh(request), progress)
 
     async def sources(self, profile: str = "") -> SourcesResponse:
+        from broker.listing import list_sources
+
         return await list_sources(self.config, self.supervisor, profile)
 
     async def doctor(self, profile: str = "") -> Diagnosis:

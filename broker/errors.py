@@ -31,6 +31,8 @@ class UsageError(RecallError):
 
 @dataclass(frozen=True)
 class ConfigProblem:
+    """One thing wrong with the configuration, with where it was found."""
+
     message: str
     file: str | None = None
     key: str | None = None

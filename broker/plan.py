@@ -86,6 +86,8 @@ def effective_sensitivity(source: SourceConfig, manifest: Manifest) -> Sensitivi
 
 @dataclass
 class Exclusion:
+    """A source left out of a query, and why."""
+
     source: SourceConfig
     reason: SkipReason
     diagnostics: dict[str, Any] | None = None
@@ -95,6 +97,8 @@ class Exclusion:
 
 @dataclass
 class QueryPlan:
+    """What holds for every source of one query, and each source's verdict."""
+
     profile: Profile
     started_at: datetime
     deadline: datetime

@@ -120,6 +120,8 @@ class Succession:
 
 @dataclass
 class Supersessions:
+    """Which records are superseded and by what, with the claims that did not apply."""
+
     superseded: dict[Hashable, Succession] = field(default_factory=dict)
     notes: dict[Hashable, list[str]] = field(default_factory=dict)
     """Per record: claims that were read but did not apply, and why."""

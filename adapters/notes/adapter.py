@@ -61,7 +61,6 @@ from adapter_sdk.protocol import (
 )
 from adapter_sdk.server import Adapter, Cancellation, current_cancellation
 from adapters.notes.catchup import Catchup, Progress
-from adapters.notes.expand import LineRange, Section, parse_local, render
 from adapters.notes.freshness import describe, quick_check
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
@@ -71,6 +70,7 @@ from adapters.notes.sync import SyncReport
 from adapters.notes.watch import Watcher
 
 if TYPE_CHECKING:
+    from adapters.notes.expand import LineRange, Section
     from adapters.notes.gitrepo import GitRepo
     from adapters.notes.snapshot import Snapshots
 
@@ -353,6 +353,8 @@ class NotesAdapter(Adapter):
     # -- expand --------------------------------------------------------------------------
 
     def expand(self, params: ExpandParams) -> ExpandResult:
+        from adapters.notes.expand import Section, parse_local, render  # not needed to search
+
         local = params.locator.split(":", 1)[1]
         where = parse_local(local)
         self._require_available()
@@ -386,6 +388,7 @@ class NotesAdapter(Adapter):
 
     def _committed_section(self, locator: str, where: LineRange) -> Section:
         """The section a snapshot locator names, read from the notes as committed."""
+        from adapters.notes.expand import Section
         from adapters.notes.gitrepo import GitError
 
         if self.repo is None:

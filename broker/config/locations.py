@@ -65,6 +65,8 @@ def expand_home(text: str, home: str | None) -> str:
 
 @dataclass(frozen=True)
 class ResolvedLocation:
+    """A source's location after resolution: the value, its kind, and whether the configuration named it."""
+
     value: str
     kind: str
     explicit: bool

@@ -44,6 +44,8 @@ INVALID = _Invalid()
 
 @dataclass
 class _Source:
+    """A source being merged: where it was declared, its uid, and each value with its origin."""
+
     declaration: SourceDeclaration  # the file that declared it; project tuning never moves this
     uid: str
     values: dict[str, Any]
@@ -52,6 +54,8 @@ class _Source:
 
 @dataclass
 class _Membership:
+    """A source named in a profile, with the file and key that named it."""
+
     profile: str
     source_id: str
     file: Path
@@ -60,6 +64,8 @@ class _Membership:
 
 @dataclass
 class _Merge:
+    """What merging the configuration files has gathered so far, problems included."""
+
     problems: Problems
     home: str | None
     user_file: Path

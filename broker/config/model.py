@@ -22,6 +22,8 @@ class Layer(StrEnum):
 
 @dataclass(frozen=True)
 class Origin:
+    """Where a configuration value came from: its layer and, if any, its file."""
+
     layer: Layer
     file: Path | None = None
 
@@ -46,6 +48,8 @@ class ConfigFile:
 
 @dataclass
 class Defaults:
+    """The ``[defaults]`` table, merged."""
+
     profile: str = "default"
     timeout_ms: int = 2000
     fusion_reserve_ms: int = 25
@@ -59,6 +63,8 @@ class Defaults:
 
 @dataclass
 class SourceConfig:
+    """One configured source, merged from every layer that set it."""
+
     source_uid: str
     source_id: str
     adapter: str
@@ -90,6 +96,8 @@ class SourceConfig:
 
 @dataclass
 class Profile:
+    """A named set of sources and the sensitivity ceiling a query through it may see."""
+
     name: str
     sources: list[str]
     max_sensitivity: Sensitivity = Sensitivity.restricted
@@ -102,6 +110,8 @@ class Profile:
 
 @dataclass
 class AdapterRegistration:
+    """How to start an adapter: its program, environment and declared freshness modes."""
+
     name: str
     builtin: bool
     argv: list[str]
@@ -115,12 +125,16 @@ class AdapterRegistration:
 
 @dataclass(frozen=True)
 class MustAbstain:
+    """A question the evaluation expects every source to abstain on, and why."""
+
     query: str
     reason: str
 
 
 @dataclass
 class Evaluation:
+    """The ``[evaluation]`` table: the development pack, its baseline and the must-abstain questions."""
+
     development_pack: Path | None = None
     development_baseline: Path | None = None
     must_abstain: list[MustAbstain] = field(default_factory=list)
@@ -143,6 +157,8 @@ class Paths:
 
 @dataclass
 class Config:
+    """The merged configuration every command runs against."""
+
     defaults: Defaults
     sources: list[SourceConfig]
     profiles: dict[str, Profile]

@@ -54,6 +54,8 @@ def _describe(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Kind:
+    """A value type a configuration key accepts, and how it is converted once accepted."""
+
     name: str
     accepts: Callable[[Any], bool]
     convert: Callable[[Any], Any] = lambda v: v
@@ -168,6 +170,8 @@ QUERY_CLASSES = [q.value for q in QueryClass]
 
 @dataclass(frozen=True)
 class Field:
+    """A configuration key's kind and the checks its value must pass."""
+
     kind: Kind
     checks: tuple[Check, ...] = ()
 
@@ -250,6 +254,8 @@ class Declaration:
 
 @dataclass
 class SourceDeclaration(Declaration):
+    """A ``[[sources]]`` entry as one file declares it, with its position in that file."""
+
     index: int = 0
 
     @property
@@ -259,11 +265,15 @@ class SourceDeclaration(Declaration):
 
 @dataclass
 class NamedDeclaration(Declaration):
+    """A named table, such as ``[adapters.<name>]``, as one file declares it."""
+
     name: str = ""
 
 
 @dataclass
 class Document:
+    """One configuration file, read and checked, before the layers are merged."""
+
     file: Path
     layer: Layer
     defaults: Declaration | None = None

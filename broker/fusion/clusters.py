@@ -42,6 +42,8 @@ _NAME_TOKEN = re.compile(r"[^\W_]+")
 
 @dataclass
 class Unit:
+    """A corroboration unit: the groups that are one record seen again, counted once."""
+
     groups: list[Group]
     lineages: list[Lineage]
     score: float
@@ -57,6 +59,8 @@ class Unit:
 
 @dataclass(eq=False)
 class Cluster:
+    """Groups about one thing, shown as one result, with the group that earned its score."""
+
     groups: list[Group]
     units: list[Unit]
     view_classes: list[list[Group]]

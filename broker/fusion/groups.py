@@ -30,6 +30,8 @@ _HEX_ABBREVIATION = re.compile(r"[0-9a-f-]{8,}")
 
 @dataclass
 class Group:
+    """Candidates that are one record, with the lineages they carry and the score they earned."""
+
     root: str
     candidates: list[Candidate]
     lineages: list[Lineage]

@@ -24,6 +24,8 @@ from broker.contracts import LINEAGE_MAX_DEPTH, Candidate
 
 @dataclass(frozen=True)
 class Lineage:
+    """A candidate's chain of derivation, followed to its root."""
+
     root: str
     ancestors: tuple[str, ...] = ()
     depth: int = 0

@@ -36,6 +36,8 @@ class SourceFacts:
 
 @dataclass(frozen=True)
 class FusionParams:
+    """What fusion needs from the request and the plan."""
+
     query: str
     evaluated_at: datetime
     """Valid time: the request's ``valid_at``, else its ``as_of``, else the moment it is served (aware UTC)."""
@@ -53,6 +55,8 @@ class FusionParams:
 
 @dataclass
 class FusionOutput:
+    """What fusion returns: results, what it withheld, and what the limit dropped."""
+
     results: list[Result] = field(default_factory=list)
     """Ordered; explanations complete except ``freshness`` beyond what candidates carry."""
     suppressed: list[Suppression] = field(default_factory=list)

@@ -27,6 +27,8 @@ from broker.fusion.clusters import Cluster
 
 @dataclass
 class Selection:
+    """The clusters shown, those withheld, and how many the limit dropped."""
+
     shown: list[Cluster] = field(default_factory=list)
     suppressed: list[Suppression] = field(default_factory=list)
     dropped: int = 0

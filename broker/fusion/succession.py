@@ -67,6 +67,8 @@ def is_promoted_successor(c: Candidate) -> bool:
 
 @dataclass
 class TemporalState:
+    """The instants a query is judged at and the supersessions read from its candidates."""
+
     instant: datetime
     known_at: datetime | None
     supersessions: Supersessions
@@ -132,6 +134,8 @@ def _record(key: Hashable, members: list[Candidate]) -> TemporalRecord:
 
 @dataclass
 class Promotion:
+    """The ranking after successors take their predecessors' places."""
+
     ordered: list[Cluster]
     successions: dict[int, Succession] = field(default_factory=dict)
     """Per superseded cluster (by id): its terminal successor."""

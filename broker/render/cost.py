@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Protocol
 
 from broker.contracts import QueryResponse, Result, Surface
-from broker.render import human, tool
 from broker.render.encode import compact, json_document, nested
 from broker.render.pointer import pointer_projection, project_result
 from broker.render.tokens import estimate_tokens
@@ -83,9 +82,13 @@ class HumanCost:
         self.explain = explain
 
     def frame(self, response: QueryResponse) -> int:
+        from broker.render import human  # the renderers load with the surface that prints them
+
         return estimate_tokens(human.render_query(priced_frame(response), explain=self.explain))
 
     def result(self, rank: int, result: Result) -> int:
+        from broker.render import human
+
         return estimate_tokens(human.render_result(rank, result, explain=self.explain))
 
 
@@ -100,6 +103,8 @@ class ToolCost:
         self.explain = explain
 
     def frame(self, response: QueryResponse) -> int:
+        from broker.render import tool
+
         framed = priced_frame(response)
         structured = framed.to_json() if self.explain else pointer_projection(framed)
         return (
@@ -109,6 +114,8 @@ class ToolCost:
         )
 
     def result(self, rank: int, result: Result) -> int:
+        from broker.render import tool
+
         structured = result.to_json() if self.explain else project_result(rank, result)
         return estimate_tokens(compact(structured)) + estimate_tokens(
             compact(tool.result_text(rank, result))

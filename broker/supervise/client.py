@@ -48,6 +48,8 @@ _EXIT_STATUS_WAIT = 0.2
 
 @dataclass(frozen=True)
 class _HealthEntry:
+    """A cached health probe: its answer or its failure, and the spawn it was made against."""
+
     at: float
     generation: int
     result: HealthResult | None = None

@@ -20,6 +20,8 @@ DEFAULT_CALL_TIMEOUT = 30.0
 
 @dataclass(frozen=True)
 class Timings:
+    """The supervisor's limits, in seconds."""
+
     handshake_timeout: float = HANDSHAKE_TIMEOUT
     cancel_grace: float = CANCEL_GRACE
     term_grace: float = TERM_GRACE

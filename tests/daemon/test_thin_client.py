@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 
 import pytest
 
 from broker.surfaces.daemon.client import wanted
+from broker.surfaces.daemon.place import sha256_hex
 
 PROBE = """
 import sys
@@ -17,10 +19,27 @@ loaded = {name.split(".")[0] for name in set(sys.modules) - at_start}
 print(" ".join(sorted(loaded - set(sys.stdlib_module_names) - {"broker"})))
 """
 
+# Modules that cost a command milliseconds to import and that the thin path can do without.
+HEAVY = """
+import sys
+import broker.surfaces.cli, broker.surfaces.daemon.client
+print(" ".join(sorted({"socket", "hashlib", "asyncio", "argparse", "typing"} & set(sys.modules))))
+"""
+
 
 def test_the_thin_path_imports_nothing_beyond_the_standard_library():
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_the_thin_path_skips_the_costly_standard_modules():
+    done = subprocess.run([sys.executable, "-c", HEAVY], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
+
+
+def test_the_socket_name_digest_is_sha256():
+    for data in (b"", b"config", bytes(range(256)) * 4):
+        assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,9 @@ than running in process.
 
 from __future__ import annotations
 
+import _socket  # the C module alone: ``socket`` builds its enum classes on import
 import json
 import os
-import socket
 import sys
 
 from broker import __version__
@@ -113,7 +113,8 @@ def exchange(
         f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
         "Connection: close\r\n\r\n"
     )
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+    connection = unix_socket()
+    try:
         connection.settimeout(CONNECT_TIMEOUT)
         try:
             connection.connect(path)
@@ -124,6 +125,8 @@ def exchange(
         received = bytearray()
         while chunk := connection.recv(CHUNK):
             received += chunk
+    finally:
+        connection.close()
     status, data = parse_response(bytes(received))
     if status == 409 and isinstance(data, dict) and data.get("error", {}).get("code") == STALE_CODE:
         raise Retired(data["error"].get("message", ""))
@@ -149,13 +152,19 @@ def parse_response(raw: bytes) -> tuple[int, Any]:
         raise OSError("the resident broker's reply is not JSON") from None
 
 
+def unix_socket() -> _socket.socket:
+    return _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+
+
 def listening(path: str) -> bool:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+    probe = unix_socket()
+    try:
         probe.settimeout(CONNECT_TIMEOUT)
-        try:
-            probe.connect(path)
-        except (FileNotFoundError, ConnectionRefusedError):
-            return False
+        probe.connect(path)
+    except (FileNotFoundError, ConnectionRefusedError):
+        return False
+    finally:
+        probe.close()
     return True
 
 

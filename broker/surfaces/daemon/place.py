@@ -15,7 +15,6 @@ environment variables adapters see), so two configurations never share one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -119,8 +118,20 @@ def configuration_key(environ: Mapping[str, str], cwd: str) -> str:
             and name not in TRANSPORT_NAMES
         },
     }
-    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
-    return digest[:KEY_LENGTH]
+    return sha256_hex(json.dumps(identity, sort_keys=True).encode())[:KEY_LENGTH]
+
+
+def sha256_hex(data: bytes) -> str:
+    """SHA-256 from the interpreter's own implementation where it has one: ``hashlib``
+    loads OpenSSL first, which costs a command more than the whole digest."""
+    try:
+        from _sha256 import sha256  # CPython 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # CPython 3.12 and later
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data).hexdigest()
 
 
 def _xdg(environ: Mapping[str, str], name: str, default: str, home: str) -> str:
