@@ -257,12 +257,14 @@ class MboxIndex:
             " t.header, t.body FROM message_text t JOIN messages m ON m.id = t.rowid"
             f" WHERE message_text MATCH ? AND m.hidden = 0{where} ORDER BY s LIMIT ?"
         )
+        admitted_by, rows = tiers[-1][0], []
         with self.connection() as conn:
-            for name, match in tiers:
+            for tier, match in tiers:
                 rows = conn.execute(sql, [match, *args, limit]).fetchall()
                 if len(rows) >= limit:
+                    admitted_by = tier
                     break
-        return name, [MessageHit(r[0], r[1], -float(r[2]), r[3], r[4]) for r in rows]
+        return admitted_by, [MessageHit(r[0], r[1], -float(r[2]), r[3], r[4]) for r in rows]
 
     def document_frequencies(self, stems: set[str]) -> tuple[dict[str, int], int]:
         """Each stem → how many indexed messages hold it, and how many there are (the IDF
