@@ -50,6 +50,8 @@ CREATE TABLE notes(
 CREATE INDEX notes_stem ON notes(stem);
 CREATE INDEX notes_mtime ON notes(mtime_ns);
 CREATE INDEX notes_superseding ON notes(path) WHERE has_supersedes = 1;
+CREATE INDEX notes_front_problems ON notes(path) WHERE has_problems = 1;
+CREATE INDEX notes_decode_problems ON notes(path) WHERE decode_problem != '';
 CREATE TABLE chunks(
     id INTEGER PRIMARY KEY,
     note_id INTEGER NOT NULL,
