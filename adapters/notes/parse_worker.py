@@ -39,6 +39,7 @@ class Preparers:
         self.root, self.settings = root, settings
         self.real_root = os.path.realpath(root)
         self.worker_error: str | None = None  # why the worker stopped helping, if it did
+        self.prepared_apart = 0  # of the last batch collected, how many the worker prepared
         self._proc: subprocess.Popen[bytes] | None = None
         self._sent: list[Request] | None = None
         if parallel:
@@ -55,10 +56,12 @@ class Preparers:
 
     def collect(self) -> list[Prepared]:
         requests, self._sent = self._sent or [], None
+        self.prepared_apart = 0
         if self._proc is not None and requests:
             try:
                 answer: list[Prepared] = pickle.load(self._pipe(self._proc.stdout))
                 if len(answer) == len(requests):
+                    self.prepared_apart = len(answer)
                     return answer
                 self._lost("the parse worker answered out of step")
             except (OSError, EOFError, pickle.UnpicklingError) as exc:

@@ -62,6 +62,7 @@ BINARY = "contains NUL bytes: not a text note"
 BINARY_FIX = "add the path to the 'exclude' setting"
 CHECKPOINT_AFTER = 200
 BATCH_FILES = 1000
+SLICE_FILES = 250
 BULK_AFTER = 2000  # a run reading this many files writes as a bulk load (Store.bulk)
 _ROW_BATCH = 500
 
@@ -75,6 +76,7 @@ class SyncReport:
     files_removed: int = 0
     files_failed: int = 0
     files_pending: int = 0  # left for a later sync when this one was stopped
+    files_prepared_apart: int = 0  # read and chunked by the worker process
     changed: bool = False
     complete: bool = True  # False when stopped before every change was applied
     elapsed_ms: float = 0.0
@@ -116,11 +118,14 @@ def sync(
     only: Iterable[str] | None = None,
     should_stop: Callable[[], bool] | None = None,
     progress: Progress | None = None,
+    parallel: bool | None = None,
 ) -> SyncReport:
     """Re-check the folder (or just the ``only`` paths) and update the index in batches.
 
     ``should_stop`` is asked between batches; a stopped sync reports what is left
     in ``files_pending`` and ``complete`` False. ``progress`` hears after each batch.
+    ``parallel``: whether files are prepared in a worker process (default: when
+    there are enough of them and a second CPU to run it).
     """
     started, started_ns = time.perf_counter(), time.time_ns()
     found = scan(root, settings) if only is None else _stat_paths(root, only)
@@ -134,26 +139,34 @@ def sync(
     report.files_pending = len(work)
     if progress is not None:
         progress(report)
-    batches = [work[start : start + BATCH_FILES] for start in range(0, len(work), BATCH_FILES)]
+    # files travel to the preparer in slices, so only a slice's prepared rows are held
+    # at a time; a batch (one commit) is several slices
+    slice_files = min(SLICE_FILES, BATCH_FILES)
+    slices = [work[start : start + slice_files] for start in range(0, len(work), slice_files)]
+    per_batch = max(1, BATCH_FILES // slice_files)
     reads = sum(1 for _, stat, _ in work if _to_read(stat, settings))
-    parallel = reads >= PARALLEL_AFTER and (os.cpu_count() or 1) > 1
+    if parallel is None:
+        parallel = reads >= PARALLEL_AFTER and (os.cpu_count() or 1) > 1
     with Preparers(root, settings, parallel=parallel) as preparers, (
         store.bulk() if reads >= BULK_AFTER else nullcontext()
     ):
-        if batches:
-            preparers.submit(_requests(store.conn(), batches[0], full, settings))
-        for number, batch in enumerate(batches):
+        if slices:
+            preparers.submit(_requests(store.conn(), slices[0], full, settings))
+        for first in range(0, len(slices), per_batch):
             if should_stop is not None and should_stop():
                 report.complete = False
                 break
-            prepared = preparers.collect()
-            if number + 1 < len(batches):  # the next batch is prepared while this one is written
-                preparers.submit(_requests(store.conn(), batches[number + 1], full, settings))
+            batch = slices[first : first + per_batch]
             with store.transaction() as conn:
                 updater = _Updater(conn, root, settings, time.time_ns(), full, report)
-                updater.apply(batch, prepared)
+                for number, items in enumerate(batch, start=first):
+                    prepared = preparers.collect()
+                    report.files_prepared_apart += preparers.prepared_apart
+                    if number + 1 < len(slices):  # the next slice is prepared while this one is written
+                        preparers.submit(_requests(conn, slices[number + 1], full, settings))
+                    updater.apply(items, prepared)
                 updater.finish()
-            report.files_pending -= len(batch)
+            report.files_pending -= sum(len(items) for items in batch)
             if progress is not None:
                 progress(report)
     if report.complete:
