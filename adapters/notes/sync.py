@@ -11,7 +11,9 @@ build of a large folder that is stopped (or killed) keeps what it committed and
 the next sync resumes with what is left; a batch the disk refuses is rolled back
 alone, leaving the index as the previous batch left it. The generation advances
 once the whole folder has been brought in line (``dirty`` in ``meta`` remembers
-committed batches that a stopped sync did not yet publish).
+committed batches that a stopped sync did not yet publish). A large run reads and
+chunks its files in a worker process (``parse_worker.py``) while this thread
+writes the slice before, and writes as a bulk load (``Store.bulk``).
 
 Files the settings keep out (larger than ``max_file_bytes``, or binary) are
 *declined*: recorded with the reason and the setting that would change it, and
