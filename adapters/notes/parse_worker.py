@@ -16,13 +16,17 @@ never start a child at all.
 from __future__ import annotations
 
 import os
-import pickle
-import subprocess
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from adapters.notes.prepare import Prepared, prepare_file
 from adapters.notes.settings import NotesSettings
+
+if TYPE_CHECKING:
+    import subprocess
+
+# pickle and subprocess are imported only once a worker is wanted: a small run (every
+# search's catch-up) never pays for them
 
 # a run reading fewer files than this is prepared in the writer's thread (a child's start is ~0.1 s)
 PARALLEL_AFTER = 2000
@@ -58,6 +62,8 @@ class Preparers:
         requests, self._sent = self._sent or [], None
         self.prepared_apart = 0
         if self._proc is not None and requests:
+            import pickle
+
             try:
                 answer: list[Prepared] = pickle.load(self._pipe(self._proc.stdout))
                 if len(answer) == len(requests):
@@ -80,6 +86,8 @@ class Preparers:
             self._pipe(proc.stdin).close()
         except OSError:
             pass
+        import subprocess
+
         try:
             proc.wait(STOP_WAIT_S)
         except subprocess.TimeoutExpired:
@@ -98,6 +106,8 @@ class Preparers:
         return prepare_file(self.root, self.real_root, rel, self.settings, known_digest)
 
     def _spawn(self) -> None:
+        import subprocess
+
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "adapters.notes.parse_worker"],
@@ -112,6 +122,8 @@ class Preparers:
             self._lost(f"the parse worker stopped: {exc}")
 
     def _send(self, message: object) -> None:
+        import pickle
+
         assert self._proc is not None
         stdin = self._pipe(self._proc.stdin)
         pickle.dump(message, stdin, protocol=pickle.HIGHEST_PROTOCOL)
@@ -138,6 +150,8 @@ class Preparers:
 
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """The worker's loop: a setup message, then batches of requests until end of input."""
+    import pickle
+
     try:
         root, real_root, settings = pickle.load(requests)
     except EOFError:
