@@ -53,7 +53,6 @@ _IN_WORD_MARKUP = re.compile(
     rf"|(?<={_L})(\*{{1,3}})({_L}+)\2|(\*{{1,3}})({_L}+)\4(?={_L})"
     rf"|(?<={_L})</?[A-Za-z][A-Za-z0-9]{{0,9}}>(?={_L}))"
 )
-_MARKUP_CHARS = frozenset("[*<")
 
 
 def tokenize(text: str) -> list[str]:
@@ -80,7 +79,7 @@ def unmark_words(text: str) -> str:
         text = unicodedata.normalize("NFKC", text)
         if _CJK.search(text):
             text = _CJK.sub(r" \1 ", text)
-    if _MARKUP_CHARS.isdisjoint(text):
+    if "[" not in text and "*" not in text and "<" not in text:  # substring search, not a walk per character
         return text
     return _IN_WORD_MARKUP.sub(_kept_letter, text)
 

@@ -4,7 +4,9 @@
     .venv/bin/python bench/indexing.py --smoke          # a tiny folder, for CI
 
 Per size it generates (once, cached under --workdir) a notes folder with
-``notes_bench.generate`` (the same notes ``bench/run.py`` uses) and measures:
+``notes_bench.generate`` (the same notes ``bench/run.py`` uses), copies it for the
+run (the edits below land in the copy, so the cached folder stays as generated)
+and measures:
 
 * ``build``: the first full build through ``recall refresh --source notes``
   (wall time), after a first ``recall refresh`` killed ``--kill-after`` seconds
@@ -335,10 +337,12 @@ class _Shown(dict[str, Any]):
 
 
 def bench_size(size: str, workdir: Path, kill_after: float, warm_runs: int) -> dict[str, Any]:
-    notes = notes_folder(workdir, size)
+    generated = notes_folder(workdir, size)
     result: dict[str, Any] = _Shown(size)
     result["notes"] = SIZES[size]
     with tempfile.TemporaryDirectory(prefix=f"indexing-{size}-", dir=workdir) as home:
+        notes = Path(home) / "notes"
+        shutil.copytree(generated, notes)
         recall = Recall(Path(home), notes)
         result["build"] = build(recall, kill_after)
         result["cold_edit"] = cold_edit(recall, notes)

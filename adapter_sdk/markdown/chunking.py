@@ -27,6 +27,7 @@ TEXT_BLOCK_LINES = 40
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BLOCK_MARKERS = "#`~"
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _URL = re.compile(r"<?\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.IGNORECASE)
 # a web address written without its scheme: host.example.com/path
@@ -53,13 +54,21 @@ class Chunk:
     def preview(self) -> str:
         """The chunk's opening: its first paragraph, or its heading when it has no body."""
         paragraph: list[str] = []
-        for line in self.body.split("\n"):
-            stripped = line.strip()
+        length, body, start = 0, self.body, 0
+        # walk line by line only as far as the preview reaches: past PREVIEW_CHARS the
+        # clipped text is settled, so a long body is never split whole
+        while start <= len(body) and length <= PREVIEW_CHARS + 1:
+            end = body.find("\n", start)
+            if end < 0:
+                end = len(body)
+            stripped = body[start:end].strip()
+            start = end + 1
             if not stripped:
                 if paragraph:
                     break
                 continue
             paragraph.append(stripped)
+            length += len(stripped) + 1
         return clip(" ".join(paragraph) or self.heading or self.title, PREVIEW_CHARS)
 
 
@@ -76,6 +85,8 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
+    if "\r" not in text:
+        return lines
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
@@ -141,6 +152,10 @@ def _markdown_sections(lines: list[str], skip: int) -> list[_Section]:
     fence: str | None = None
     for index in range(skip, len(lines)):
         line = lines[index]
+        # a heading or a fence opens with '#', '`' or '~' after at most three spaces
+        opening = line[:4].lstrip(" ")[:1]
+        if not opening or opening not in _BLOCK_MARKERS:
+            continue
         fence_match = _FENCE.match(line)
         if fence_match:
             marker = fence_match.group(1)

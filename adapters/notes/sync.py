@@ -11,7 +11,9 @@ build of a large folder that is stopped (or killed) keeps what it committed and
 the next sync resumes with what is left; a batch the disk refuses is rolled back
 alone, leaving the index as the previous batch left it. The generation advances
 once the whole folder has been brought in line (``dirty`` in ``meta`` remembers
-committed batches that a stopped sync did not yet publish).
+committed batches that a stopped sync did not yet publish). A large run reads and
+chunks its files in a worker process (``parse_worker.py``) while this thread
+writes the slice before, and writes as a bulk load (``Store.bulk``).
 
 Files the settings keep out (larger than ``max_file_bytes``, or binary) are
 *declined*: recorded with the reason and the setting that would change it, and
@@ -32,16 +34,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sqlite3
 import stat as file_mode
 import time
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
-from adapter_sdk.lexical import tokenize, unmark_words
-from adapter_sdk.markdown.chunking import ParsedNote, indexable, parse_note
-from adapters.notes.reading import OutsideRoot, read_inside
+from adapters.notes.parse_worker import PARALLEL_AFTER, Preparers, Request
+from adapters.notes.prepare import (
+    Binary,
+    Outside,
+    Oversize,
+    Prepared,
+    PreparedNote,
+    Unchanged,
+    Unreadable,
+    prepare_bytes,
+    prepare_file,
+)
 from adapters.notes.scan import FileStat, ScanResult, scan
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
@@ -51,10 +62,10 @@ UNADDRESSABLE = "path contains '#', which a locator cannot name"
 UNADDRESSABLE_FIX = "rename the file without '#'"
 BINARY = "contains NUL bytes: not a text note"
 BINARY_FIX = "add the path to the 'exclude' setting"
-# a quoted run within one line: what ``examples_quote_queries`` keeps out of the index
-_QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d|`[^`\n]*`')
 CHECKPOINT_AFTER = 200
 BATCH_FILES = 1000
+SLICE_FILES = 250
+BULK_AFTER = 2000  # a run reading this many files writes as a bulk load (Store.bulk)
 _ROW_BATCH = 500
 
 
@@ -67,6 +78,7 @@ class SyncReport:
     files_removed: int = 0
     files_failed: int = 0
     files_pending: int = 0  # left for a later sync when this one was stopped
+    files_prepared_apart: int = 0  # read and chunked by the worker process
     changed: bool = False
     complete: bool = True  # False when stopped before every change was applied
     elapsed_ms: float = 0.0
@@ -108,11 +120,14 @@ def sync(
     only: Iterable[str] | None = None,
     should_stop: Callable[[], bool] | None = None,
     progress: Progress | None = None,
+    parallel: bool | None = None,
 ) -> SyncReport:
     """Re-check the folder (or just the ``only`` paths) and update the index in batches.
 
     ``should_stop`` is asked between batches; a stopped sync reports what is left
     in ``files_pending`` and ``complete`` False. ``progress`` hears after each batch.
+    ``parallel``: whether files are prepared in a worker process (default: when
+    there are enough of them and a second CPU to run it).
     """
     started, started_ns = time.perf_counter(), time.time_ns()
     found = scan(root, settings) if only is None else _stat_paths(root, only)
@@ -126,18 +141,36 @@ def sync(
     report.files_pending = len(work)
     if progress is not None:
         progress(report)
-    for start in range(0, len(work), BATCH_FILES):
-        if should_stop is not None and should_stop():
-            report.complete = False
-            break
-        batch = work[start : start + BATCH_FILES]
-        with store.transaction() as conn:
-            updater = _Updater(conn, root, settings, time.time_ns(), full, report)
-            updater.apply(batch)
-            updater.finish()
-        report.files_pending -= len(batch)
-        if progress is not None:
-            progress(report)
+    # files travel to the preparer in slices, so only a slice's prepared rows are held
+    # at a time; a batch (one commit) is several slices
+    slice_files = min(SLICE_FILES, BATCH_FILES)
+    slices = [work[start : start + slice_files] for start in range(0, len(work), slice_files)]
+    per_batch = max(1, BATCH_FILES // slice_files)
+    reads = sum(1 for _, stat, _ in work if _to_read(stat, settings))
+    if parallel is None:
+        parallel = reads >= PARALLEL_AFTER and (os.cpu_count() or 1) > 1
+    with Preparers(root, settings, parallel=parallel) as preparers, (
+        store.bulk() if reads >= BULK_AFTER else nullcontext()
+    ):
+        if slices:
+            preparers.submit(_requests(store.conn(), slices[0], full, settings))
+        for first in range(0, len(slices), per_batch):
+            if should_stop is not None and should_stop():
+                report.complete = False
+                break
+            batch = slices[first : first + per_batch]
+            with store.transaction() as conn:
+                updater = _Updater(conn, root, settings, time.time_ns(), full, report)
+                for number, items in enumerate(batch, start=first):
+                    prepared = preparers.collect()
+                    report.files_prepared_apart += preparers.prepared_apart
+                    if number + 1 < len(slices):  # the next slice is prepared while this one is written
+                        preparers.submit(_requests(conn, slices[number + 1], full, settings))
+                    updater.apply(items, prepared)
+                updater.finish()
+            report.files_pending -= sum(len(items) for items in batch)
+            if progress is not None:
+                progress(report)
     if report.complete:
         with store.transaction() as conn:
             if only is None:
@@ -189,7 +222,7 @@ def index_notes(
                 updater.decline(note.path, note.stat, *oversize(note.stat.size, settings))
             else:
                 report.files_read += 1
-                updater.take(note.path, note.stat, note.data, None)
+                updater.take(note.path, note.stat, prepare_bytes(note.path, note.data, settings, None), None)
         updater.finish()
         _advance_generation(conn, settings, now_ns)
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
@@ -246,6 +279,26 @@ def _work(conn: sqlite3.Connection, found: ScanResult, full: bool, whole_folder:
     return work
 
 
+def _to_read(stat: FileStat | None, settings: NotesSettings) -> bool:
+    """Whether a work item's file is to be read (not forgotten, unaddressable or oversize)."""
+    return stat is not None and 0 <= stat.size <= settings.max_file_bytes
+
+
+def _requests(conn: sqlite3.Connection, batch: list[WorkItem], full: bool, settings: NotesSettings) -> list[Request]:
+    """The files of ``batch`` to read, each with the content hash the index holds for it
+    (None when there is none, or ``full`` asks to re-index it whatever it holds)."""
+    requests: list[Request] = []
+    for rel, stat, recorded in batch:
+        if not _to_read(stat, settings):
+            continue
+        known = None
+        if recorded and not full:
+            row = conn.execute("SELECT sha256 FROM notes WHERE path = ?", (rel,)).fetchone()
+            known = row[0] if row else None
+        requests.append((rel, known))
+    return requests
+
+
 def _known(conn: sqlite3.Connection, where: str, args: list[str]) -> dict[str, tuple[int, int, int]]:
     """path -> (size, mtime_ns, checked_ns) of every recorded note, failure and declined file."""
     known: dict[str, tuple[int, int, int]] = {}
@@ -283,9 +336,11 @@ class _Updater:
         self.rows: dict[str, list[tuple[object, ...]]] = {
             "notes": [], "chunks": [], "chunk_text": [], "identifiers": []
         }
-        self.text_deletes: list[tuple[int]] = []
+        self.note_deletes: list[int] = []  # notes whose rows go with the next flush
 
-    def apply(self, batch: list[WorkItem]) -> None:
+    def apply(self, batch: list[WorkItem], prepared: list[Prepared]) -> None:
+        """Apply ``batch``; ``prepared`` holds, in order, what its files to read held."""
+        outcomes = iter(prepared)
         for rel, stat, recorded in batch:
             self.recorded = recorded
             if stat is None:
@@ -293,8 +348,11 @@ class _Updater:
                 self.report.files_removed += 1
             elif stat.size < 0:
                 self.decline(rel, FileStat(0, 0), UNADDRESSABLE, UNADDRESSABLE_FIX)
+            elif stat.size > self.settings.max_file_bytes:
+                self._forget_note(rel)
+                self.decline(rel, stat, *oversize(stat.size, self.settings))
             else:
-                self._refresh(rel, stat)
+                self._refresh(rel, stat, next(outcomes))
         self.recorded = True
 
     def finish(self) -> None:
@@ -305,57 +363,42 @@ class _Updater:
         )
         self.report.files_failed = self.conn.execute("SELECT count(*) FROM failures").fetchone()[0]
 
-    def _refresh(self, rel: str, stat: FileStat) -> None:
-        limit = self.settings.max_file_bytes
-        if stat.size > limit:
-            self._forget_note(rel)
-            self.decline(rel, stat, *oversize(stat.size, self.settings))
-            return
-        try:
-            data = read_inside(self.root, rel, limit + 1, self.real_root)
-        except OutsideRoot:
-            self._forget(rel)
-            self.report.skipped_links.append(rel)
-            return
-        except OSError as exc:
-            self._forget_note(rel)
-            self.fail(rel, stat, f"unreadable: {exc.strerror or exc}")
-            return
-        self.report.files_read += 1
-        self.take(rel, stat, data, self._note(rel) if self.recorded else None)
+    def _refresh(self, rel: str, stat: FileStat, outcome: Prepared) -> None:
+        if not isinstance(outcome, Outside | Unreadable):
+            self.report.files_read += 1
+        self.take(rel, stat, outcome, self._note(rel) if self.recorded else None)
 
     def _note(self, rel: str) -> tuple[int, str] | None:
         row = self.conn.execute("SELECT id, sha256 FROM notes WHERE path = ?", (rel,)).fetchone()
         return (int(row[0]), str(row[1])) if row else None
 
-    def take(self, rel: str, stat: FileStat, data: bytes, note: tuple[int, str] | None) -> None:
-        """Index the bytes of one note (replacing ``note``), or record why they are not."""
-        limit = self.settings.max_file_bytes
-        if len(data) > limit:
+    def take(self, rel: str, stat: FileStat, outcome: Prepared, note: tuple[int, str] | None) -> None:
+        """Index one note as prepared (replacing ``note``), or record why it is not."""
+        if isinstance(outcome, Unchanged):
+            if note is not None and note[1] == outcome.digest:
+                self.conn.execute(
+                    "UPDATE notes SET size = ?, mtime_ns = ?, checked_ns = ? WHERE id = ?",
+                    (stat.size, stat.mtime_ns, self.now_ns, note[0]),
+                )
+            else:  # the index moved on since the file was prepared: prepare it afresh
+                self.take(rel, stat, prepare_file(self.root, self.real_root, rel, self.settings, None), note)
+        elif isinstance(outcome, Outside):
+            self._forget(rel)
+            self.report.skipped_links.append(rel)
+        elif isinstance(outcome, Unreadable):
             self._forget_note(rel)
-            self.decline(rel, stat, *oversize(len(data), self.settings))
-            return
-        digest = hashlib.sha256(data).hexdigest()
-        if note is not None and not self.full and note[1] == digest:
-            self.conn.execute(
-                "UPDATE notes SET size = ?, mtime_ns = ?, checked_ns = ? WHERE id = ?",
-                (stat.size, stat.mtime_ns, self.now_ns, note[0]),
-            )
-            return
-        if b"\x00" in data:
+            self.fail(rel, stat, outcome.reason)
+        elif isinstance(outcome, Oversize):
+            self._forget_note(rel)
+            self.decline(rel, stat, *oversize(outcome.size, self.settings))
+        elif isinstance(outcome, Binary):
             self._forget_note(rel)
             self.decline(rel, stat, BINARY, BINARY_FIX)
-            return
-        problem = ""
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = data.decode("utf-8", errors="replace")
-            problem = f"not valid UTF-8 (byte {exc.start}); indexed with replacement characters"
-        self._forget(rel)
-        self._insert(rel, stat, digest, parse_note(rel, text), problem)
-        self.report.files_reindexed += 1
-        self.report.changed = True
+        elif isinstance(outcome, PreparedNote):
+            self._forget(rel)
+            self._insert(rel, stat, outcome)
+            self.report.files_reindexed += 1
+            self.report.changed = True
 
     def fail(self, rel: str, stat: FileStat, reason: str) -> None:
         """Record a file that should have been read and could not be."""
@@ -401,57 +444,71 @@ class _Updater:
         if note is None:
             return
         note_id, sha = note
-        conn = self.conn
         self.digest ^= _file_digest(rel, sha)
-        # text rows go with the next flush, before its inserts: FTS5 writes a delete that
+        # the rows go with the next flush, before its inserts: FTS5 writes a delete that
         # lands between inserts as a segment of its own, and merging those is most of the cost
-        self.text_deletes += conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,)).fetchall()
-        conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
-        conn.execute("DELETE FROM identifiers WHERE note_id = ?", (note_id,))
-        conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+        self.note_deletes.append(note_id)
         self.report.changed = True
 
-    def _insert(self, rel: str, stat: FileStat, digest: str, parsed: ParsedNote, problem: str) -> None:
+    def _insert(self, rel: str, stat: FileStat, note: PreparedNote) -> None:
         note_id = self.next_note
         self.next_note += 1
-        self.digest ^= _file_digest(rel, digest)
-        name = rel.rsplit("/", 1)[-1]
-        stem = name.rsplit(".", 1)[0]
+        self.digest ^= _file_digest(rel, note.digest)
+        stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         project = rel.split("/", 1)[0].lower() if "/" in rel else ""
-        front = parsed.front
         self.rows["notes"].append((
-            note_id, rel, stem.lower(), project, stat.size, stat.mtime_ns, self.now_ns, digest,
-            parsed.title, json.dumps(front.to_json()), int(bool(front.supersedes)),
-            int(bool(front.problems)), len(parsed.chunks), problem,
+            note_id, rel, stem.lower(), project, stat.size, stat.mtime_ns, self.now_ns, note.digest,
+            note.title, note.front, int(note.has_supersedes), int(note.has_problems),
+            len(note.chunks), note.decode_problem,
         ))
-        for chunk in parsed.chunks:
+        for chunk, (title, body) in zip(note.chunks, note.texts, strict=True):
             chunk_id = self.next_chunk
             self.next_chunk += 1
-            self.rows["chunks"].append((
-                chunk_id, note_id, chunk.ordinal, chunk.start_line, chunk.end_line,
-                chunk.heading, json.dumps(chunk.heading_path), chunk.preview,
-            ))
-            body = chunk.indexed_body
-            if self.settings.examples_quote_queries:
-                body = _QUOTED.sub(" ", body)
-            self.rows["chunk_text"].append((chunk_id, unmark_words(chunk.title), indexable(body)))
-        for key, kind in _identifiers(rel, stem, [*front.aliases, *self.settings.aliases_of(rel)], front.note_id):
+            self.rows["chunks"].append((chunk_id, note_id, *chunk))
+            self.rows["chunk_text"].append((chunk_id, title, body))
+        for key, kind in note.identifiers:
             self.rows["identifiers"].append((key, note_id, kind))
-        if len(self.rows["chunk_text"]) + len(self.text_deletes) >= _ROW_BATCH:
+        if len(self.rows["chunk_text"]) + len(self.note_deletes) >= _ROW_BATCH:
             self._flush()
 
     def _flush(self) -> None:
+        """Write the pending rows, each table's in one statement: its rows travel as one
+        JSON array, so SQLite works through them without handing control back to Python
+        per row (a search thread running meanwhile never stalls the writer row by row)."""
         rows, conn = self.rows, self.conn
-        conn.executemany("DELETE FROM chunk_text WHERE rowid = ?", self.text_deletes)
-        self.text_deletes.clear()
-        conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows["notes"])
-        conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?)", rows["chunks"])
-        conn.executemany(
-            "INSERT INTO chunk_text(rowid, title, body) VALUES (?,?,?)", rows["chunk_text"]
-        )
-        conn.executemany("INSERT INTO identifiers VALUES (?,?,?)", rows["identifiers"])
-        for batch in rows.values():
-            batch.clear()
+        if self.note_deletes:
+            gone = json.dumps(self.note_deletes)
+            conn.execute(
+                "DELETE FROM chunk_text WHERE rowid IN (SELECT id FROM chunks WHERE note_id IN"
+                " (SELECT value FROM json_each(?)))", (gone,),
+            )
+            for sql in _DELETES:
+                conn.execute(sql, (gone,))
+            self.note_deletes.clear()
+        for table, columns in _COLUMNS.items():
+            if rows[table]:
+                conn.execute(_insert_sql(table, columns), (json.dumps(rows[table], ensure_ascii=False),))
+                rows[table].clear()
+
+
+_DELETES = (
+    "DELETE FROM chunks WHERE note_id IN (SELECT value FROM json_each(?))",
+    "DELETE FROM identifiers WHERE note_id IN (SELECT value FROM json_each(?))",
+    "DELETE FROM notes WHERE id IN (SELECT value FROM json_each(?))",
+)
+_COLUMNS = {
+    "notes": ("id", "path", "stem", "project", "size", "mtime_ns", "checked_ns", "sha256", "title",
+              "front", "has_supersedes", "has_problems", "chunk_count", "decode_problem"),
+    "chunks": ("id", "note_id", "ordinal", "start_line", "end_line", "heading", "heading_path", "preview"),
+    "chunk_text": ("rowid", "title", "body"),
+    "identifiers": ("key", "note_id", "kind"),
+}
+
+
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    """An INSERT of every row of a JSON array of rows (each an array, in ``columns`` order)."""
+    values = ", ".join(f"json_extract(value, '$[{index}]')" for index in range(len(columns)))
+    return f"INSERT INTO {table}({', '.join(columns)}) SELECT {values} FROM json_each(?)"
 
 
 def _trusted(size: int, mtime_ns: int, checked_ns: int, stat: FileStat) -> bool:
@@ -461,20 +518,6 @@ def _trusted(size: int, mtime_ns: int, checked_ns: int, stat: FileStat) -> bool:
         and mtime_ns == stat.mtime_ns
         and checked_ns - mtime_ns > RACY_WINDOW_NS
     )
-
-
-def _identifiers(
-    rel: str, stem: str, aliases: list[str], note_id: str | None
-) -> list[tuple[str, str]]:
-    """Keys a query may name this note by. Names match whole query words; aliases and ids
-    match as contiguous token runs. A one-word file stem is prose, not an identifier."""
-    keys = [(rel.lower(), "path"), (rel.rsplit(".", 1)[0].lower(), "path"), (rel.rsplit("/", 1)[-1].lower(), "name")]
-    if len(tokenize(stem)) >= 2:
-        keys.append((stem.lower(), "name"))
-    keys += [(" ".join(tokenize(a)), "alias") for a in aliases if tokenize(a)]
-    if note_id and tokenize(note_id):
-        keys.append((" ".join(tokenize(note_id)), "id"))
-    return list(dict.fromkeys(keys))
 
 
 def _advance_generation(conn: sqlite3.Connection, settings: NotesSettings, now_ns: int) -> None:

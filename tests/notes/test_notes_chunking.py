@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from adapter_sdk.markdown.chunking import parse_note, split_lines
+from adapter_sdk.markdown.chunking import PREVIEW_CHARS, parse_note, split_lines
 from adapter_sdk.markdown.front_matter import front_matter_span, parse_front_matter
 from adapters.notes.excerpts import matched_window
 
@@ -131,3 +131,17 @@ def test_long_line_is_cut_around_its_first_match() -> None:
     assert window.startswith("…") and window.endswith("…")
     assert "needle" in window
     assert len(window) <= 400
+
+
+def test_preview_of_a_long_first_paragraph_is_clipped_where_its_joined_lines_pass_the_limit() -> None:
+    """A first line of exactly PREVIEW_CHARS followed by more of the paragraph is clipped:
+    the paragraph, not its first line, is what must fit."""
+    first = "a" * (PREVIEW_CHARS - 1) + "b"
+    chunk = parse_note("n.md", f"# H\n\n{first}\n  more words\n\nlater paragraph\n").chunks[0]
+    assert chunk.preview == first[: PREVIEW_CHARS - 1] + "…"
+    exact = parse_note("n.md", f"# H\n\n{first}\n\nlater paragraph\n").chunks[0]
+    assert exact.preview == first
+    lines = "\n".join(f"line{n} " + "w" * 50 for n in range(40))
+    many = parse_note("n.md", f"# H\n\n{lines}\n").chunks[0]
+    joined = " ".join(f"line{n} " + "w" * 50 for n in range(40))
+    assert many.preview == joined[: PREVIEW_CHARS - 1].rstrip() + "…"
