@@ -31,6 +31,7 @@ from adapter_sdk.porter import stem
 MAX_TOKEN_CHARS = 64
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_OVERLONG = re.compile(rf"[^\W_]{{{MAX_TOKEN_CHARS + 1}}}")
 # kana, CJK ideographs (with extension A and compatibility forms) and Hangul syllables
 _CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])")
 
@@ -63,7 +64,11 @@ def tokenize(text: str) -> list[str]:
 
 def tokenize_unmarked(text: str) -> list[str]:
     """``tokenize`` for text already passed through ``unmark_words`` (text an index stores)."""
-    return [t for t in _TOKEN.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS]
+    lowered = text.lower()
+    tokens = _TOKEN.findall(lowered)
+    if _OVERLONG.search(lowered) is None:  # the usual case, spared a pass in Python
+        return tokens
+    return [t for t in tokens if len(t) <= MAX_TOKEN_CHARS]
 
 
 def unmark_words(text: str) -> str:

@@ -159,5 +159,7 @@ def stem(token: str) -> str:
     if not MIN_STEM_BYTES <= len(data) <= MAX_STEM_BYTES:
         return token
     word = data.decode("latin-1")  # one character per byte, as FTS5 sees the token
+    if not "a" <= word[-1] <= "z":  # every rule rewrites an ending of letters: "v2", "1234"
+        return token
     word = _step5(_strip(_replace(_replace(_step1(word), _STEP2), _STEP3), _STEP4))
     return word.encode("latin-1").decode("utf-8", "surrogateescape")

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
-from adapter_sdk.relevance import term_weight
 from adapters.gmail.mbox_reader import (
     SEPARATOR,
     MalformedMessage,
@@ -111,6 +110,9 @@ class MboxIndex:
         self.path = workdir / INDEX_FILE
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        # what searches read that only an index write changes, kept for the state it was read in
+        self._kept_state: tuple[str, ...] = ()
+        self._kept: dict[str, Any] = {}
 
     @contextmanager
     def connection(self) -> Iterator[sqlite3.Connection]:
@@ -242,8 +244,13 @@ class MboxIndex:
     # -- reading ---------------------------------------------------------------
 
     def message_hits(
-        self, match: str, window: DateWindow, limit: int
-    ) -> list[MessageHit]:
+        self, tiers: list[tuple[str, str]], window: DateWindow, limit: int
+    ) -> tuple[str, list[MessageHit]]:
+        """The name of the first (name, FTS5 expression) tier that admits ``limit``
+        messages (else of the last), and its best ``limit``: BM25 is computed for every
+        message an expression admits, so when the messages holding every term fill the
+        pool, those holding only some are never ranked (ranks of two expressions are
+        never mixed)."""
         where, args = window.clause("m.date_ts")
         sql = (
             f"SELECT m.id, m.thread_id, bm25(message_text, {HEADER_WEIGHT}, {BODY_WEIGHT}) AS s,"
@@ -251,22 +258,44 @@ class MboxIndex:
             f" WHERE message_text MATCH ? AND m.hidden = 0{where} ORDER BY s LIMIT ?"
         )
         with self.connection() as conn:
-            rows = conn.execute(sql, [match, *args, limit]).fetchall()
-        return [MessageHit(r[0], r[1], -float(r[2]), r[3], r[4]) for r in rows]
+            for name, match in tiers:
+                rows = conn.execute(sql, [match, *args, limit]).fetchall()
+                if len(rows) >= limit:
+                    break
+        return name, [MessageHit(r[0], r[1], -float(r[2]), r[3], r[4]) for r in rows]
 
-    def term_weights(self, stems: set[str]) -> dict[str, float]:
-        """Each stem → its IDF over the indexed messages (``adapter_sdk.relevance``)."""
+    def document_frequencies(self, stems: set[str]) -> tuple[dict[str, int], int]:
+        """Each stem → how many indexed messages hold it, and how many there are (the IDF
+        weights' inputs, ``adapter_sdk.relevance``); counts are kept until the index changes."""
         if not stems:
-            return {}
-        marks = ",".join("?" * len(stems))
+            return {}, 0
         with self.connection() as conn:
-            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.message_terms"
-                         " USING fts5vocab(main, message_text, row)")
-            messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-            frequency = dict(conn.execute(
-                f"SELECT term, doc FROM temp.message_terms WHERE term IN ({marks})", sorted(stems)
-            ).fetchall())
-        return {stem: term_weight(frequency.get(stem, 0), messages) for stem in stems}
+            kept = self._kept_for(conn)
+            frequencies: dict[str, int] = kept.setdefault("frequencies", {})
+            missing = sorted(stems - frequencies.keys())
+            if missing:
+                conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.message_terms"
+                             " USING fts5vocab(main, message_text, row)")
+                marks = ",".join("?" * len(missing))
+                found = dict(conn.execute(
+                    f"SELECT term, doc FROM temp.message_terms WHERE term IN ({marks})", missing
+                ).fetchall())
+                frequencies.update({stem: int(found.get(stem, 0)) for stem in missing})
+            if "messages" not in kept:
+                kept["messages"] = int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
+            return {stem: frequencies[stem] for stem in stems}, kept["messages"]
+
+    def _kept_for(self, conn: sqlite3.Connection) -> dict[str, Any]:
+        """What was read for the index's current state; emptied when the state moved on
+        (a rebuild starts a new generation; every batch indexed advances ``indexed_to``)."""
+        state = tuple(
+            value for (value,) in conn.execute(
+                "SELECT value FROM meta WHERE key IN ('generation', 'indexed_to') ORDER BY key"
+            )
+        )
+        if state != self._kept_state:
+            self._kept_state, self._kept = state, {}
+        return self._kept
 
     def threads(self, thread_ids: list[str], window: DateWindow) -> dict[str, ThreadSummary]:
         """Thread summaries without spam/trash messages; later than ``window.until`` left out."""
@@ -303,9 +332,12 @@ class MboxIndex:
     def stats(self) -> dict[str, Any]:
         with self.connection() as conn:
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            messages, threads, newest = conn.execute(
-                "SELECT count(*), count(DISTINCT thread_id), max(date_ts) FROM messages"
-            ).fetchone()
+            kept = self._kept_for(conn)
+            if "counts" not in kept:
+                kept["counts"] = conn.execute(
+                    "SELECT count(*), count(DISTINCT thread_id), max(date_ts) FROM messages"
+                ).fetchone()
+            messages, threads, newest = kept["counts"]
             malformed = conn.execute("SELECT count(*) FROM malformed").fetchone()[0]
             sample = conn.execute(
                 "SELECT offset, reason FROM malformed ORDER BY offset LIMIT 5"

@@ -33,7 +33,7 @@ from adapter_sdk.protocol import (
     SearchParams,
     SearchResult,
 )
-from adapter_sdk.relevance import decisive_terms, weighted_coverage
+from adapter_sdk.relevance import decisive_terms, term_weight, weighted_coverage
 from adapter_sdk.relevance import relevance as span_relevance
 from adapters.gmail import render, threads
 from adapters.gmail.bodies import message_text
@@ -52,6 +52,7 @@ from adapters.gmail.settings import GmailConfig
 SYNC_SHARE = 0.6  # of the time left, what catching up may use before answering
 MESSAGE_POOL_PER_RESULT = 8  # best-scoring messages read per wanted thread
 MIN_MESSAGE_POOL = 200
+MAX_TIERED_TERMS = 6  # beyond it, "all but one term" is too many conjunctions to be cheap
 MAX_ADMISSION_TERMS = 10
 MAX_COUNTED_TEXTS = 4096  # bounds the memory a long-running adapter spends on it
 INDEX_CONFIG = f"fts5 {STEMMED_FTS5_TOKENIZER}; header*{HEADER_WEIGHT:g} body*{BODY_WEIGHT:g}; spam,trash hidden"
@@ -102,14 +103,20 @@ class MboxSource:
         window = DateWindow(_ts(filters.since), min(bounds) if bounds else None)
         keyed = term_keys(query.terms, stemmed)  # stem → the question's first spelling of it
         stems = set(keyed)
-        weights = self.index.term_weights(stems)
+        frequencies, messages = self.index.document_frequencies(stems)
+        weights = {stem: term_weight(frequencies[stem], messages) for stem in stems}
         required = _required_terms(query, len(keyed))
         decisive = [keyed[s] for s in sorted(decisive_terms(weights))] if required > 1 else []
 
         by_thread: dict[str, list[MessageHit]] = {}
+        admitted_by = None
         if keyed:
             pool = max(limit * MESSAGE_POOL_PER_RESULT, MIN_MESSAGE_POOL)
-            for hit in self.index.message_hits(_match(list(keyed.values()), required, decisive), window, pool):
+            held = [spelling for stem, spelling in keyed.items() if frequencies[stem]]
+            admitted_by, hits = self.index.message_hits(
+                _tiers(list(keyed.values()), held, required, decisive), window, pool
+            )
+            for hit in hits:
                 by_thread.setdefault(hit.thread_id, []).append(hit)
         thread_ids = list(dict.fromkeys([*query.thread_ids, *by_thread]))
         summaries = self.index.threads(thread_ids, DateWindow(until=as_of))
@@ -151,6 +158,8 @@ class MboxSource:
             "transport": "mbox", "query_mode": "lexical", "query_term_count": len(query.terms),
             **_sync_diagnostics(report, stats), "threads_matched": len(scored),
         }
+        if admitted_by is not None:
+            diagnostics["admitted_by"] = admitted_by
         if query.removed:
             diagnostics["query_terms_removed"] = list(query.removed)
         if required > 1:
@@ -271,8 +280,28 @@ def _required_terms(query: MailQuery, distinct_terms: int) -> int:
     return 1
 
 
+def _tiers(
+    terms: list[str], held: list[str], required: int, decisive: list[str]
+) -> list[tuple[str, str]]:
+    """(name, FTS5 expression) of each tier that admits messages, narrowest first: every
+    ``held`` term (those some message holds), then all but one of them, then the
+    admission rule itself."""
+    tiers = []
+    if len(held) >= 2:
+        tiers.append(("every_term", _match(held, len(held), [])))
+    if 3 <= len(held) <= MAX_TIERED_TERMS and len(held) - 1 > required:
+        tiers.append(("all_but_one_term", " OR ".join(
+            f"({_match(list(subset), len(subset), [])})" for subset in combinations(held, len(held) - 1)
+        )))
+    return [*tiers, ("admission_rule", _match(terms, required, decisive))]
+
+
 def _match(terms: list[str], required: int, decisive: list[str]) -> str:
+    """Messages holding ``required`` of ``terms`` (every one of them, or a pair, or one),
+    or one ``decisive`` term."""
     quoted = [f'"{term}"' for term in terms]
+    if required == len(terms) > 1:
+        return " AND ".join(quoted)
     if required == 2:
         pairs = [f"({a} AND {b})" for a, b in combinations(quoted, 2)]
         return " OR ".join(pairs + [f'"{term}"' for term in decisive])

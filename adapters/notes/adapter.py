@@ -91,7 +91,7 @@ T = TypeVar("T")
 
 class NotesAdapter(Adapter):
     def __init__(self) -> None:
-        self.root = ""
+        self.root = self.real_root = ""
         self.workdir = ""
         self.source_id = ""
         self.settings = NotesSettings()
@@ -116,6 +116,7 @@ class NotesAdapter(Adapter):
         if not os.path.isabs(location):
             location = os.path.join(params.base_dir or os.getcwd(), location)
         self.root = os.path.normpath(location)
+        self.real_root = os.path.realpath(self.root)  # what every read is checked against
         self.workdir = params.workdir
         self.source_id = params.source_id
         try:
@@ -126,7 +127,7 @@ class NotesAdapter(Adapter):
             ) from None
         self.shutdown()  # a repeated handshake starts over
         self.store = Store(
-            os.path.join(params.workdir, INDEX_FILE), os.path.realpath(self.root), self.settings.digest
+            os.path.join(params.workdir, INDEX_FILE), self.real_root, self.settings.digest
         )
         self.store.open()
         self.repo = self.snapshot_unavailable = self._snapshots = self.watcher = None
@@ -415,7 +416,7 @@ class NotesAdapter(Adapter):
 
     def _live_note(self, path: str) -> bytes | None:
         try:
-            return read_inside(self.root, path, self.settings.max_file_bytes + 1)
+            return read_inside(self.root, path, self.settings.max_file_bytes + 1, self.real_root)
         except OSError:
             return None
 
@@ -423,7 +424,7 @@ class NotesAdapter(Adapter):
         """The note's bytes as they are now; a note that now resolves outside the folder
         (a link swapped in for it) is refused and forgotten, reported as a skipped link."""
         try:
-            return read_inside(self.root, path, self.settings.max_file_bytes + 1)
+            return read_inside(self.root, path, self.settings.max_file_bytes + 1, self.real_root)
         except OutsideRoot:
             self._catchup().enqueue([path])
             raise RpcError(

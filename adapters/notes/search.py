@@ -7,7 +7,10 @@ chunks, ``adapter_sdk.relevance``), so the generic words of a question count
 for less than its decisive ones. A natural-language question (one that lost
 function words) admits only chunks holding at least two of its content terms,
 or one term carrying at least half the question's weight (a rare, decisive
-word), so scaffolding cannot manufacture a hit. A chunk whose own heading, or
+word), so scaffolding cannot manufacture a hit. Admission is tried narrowest first
+(every term, then all but one, then the rule): when the chunks holding every term
+fill the candidate pool, no chunk holding fewer is ranked (``admitted_by`` in the
+diagnostics names the tier). A chunk whose own heading, or
 whose note's title or file name, is spelled entirely by the question's terms
 is the page about the thing asked: its score is multiplied by
 ``NAME_MATCH_BOOST``, and its relevance is at least the relevance measured
@@ -33,6 +36,7 @@ import hashlib
 import json
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -57,8 +61,14 @@ DEFAULT_LIMIT = 20
 # a live note's revision: its content digest, under a prefix no sanitizer reads as a URL scheme
 REVISION_PREFIX = "sha256:"
 MAX_ADMISSION_TERMS = 10
+MAX_TIERED_TERMS = 6  # beyond it, "all but one term" is too many conjunctions to be cheap
 NAME_MATCH_BOOST = 2.0
 MAX_IDENTIFIER_TOKENS = 8
+# (generation, stemmed term) → chunks holding it; (generation, "") → all chunks
+_FREQUENCIES: dict[tuple[str, str], int] = {}
+_FREQUENCIES_KEPT = 1 << 14
+# generation → the notes that supersede others in that state of the index
+_SUCCESSIONS: dict[str, list[Succession]] = {}
 _WORD_TRIM = "\"'()[]{}<>,;!?`"
 _CHUNK_COLUMNS = """c.id, c.note_id, c.ordinal, c.start_line, c.end_line, c.heading,
     c.heading_path, c.preview, n.path, n.project, n.mtime_ns, n.sha256, n.title AS doc_title,
@@ -73,6 +83,7 @@ class Hit:
     spelled: set[str] = field(default_factory=set)  # the spellings it holds them under
     occurrences: int = 0
     length: int = 0
+    body_terms: list[str] = field(default_factory=list)  # the body's tokens, as measured
     exact: bool = False
     alias: bool = False
     named: bool = False  # its heading, title or file name is what the question names
@@ -105,7 +116,8 @@ def run_search(
     query = analyze_query(params.query)
     keyed = term_keys(query.content_terms, stemmed)  # stem → the question's first spelling of it
     terms = set(keyed)
-    weights = _term_weights(conn, terms)
+    frequencies, documents = _document_frequencies(conn, terms, context.generation if context.complete else None)
+    weights = {term: term_weight(frequencies.get(term, 0), documents) for term in terms}
     where, args = _note_filters(params, as_of_on_mtime=context.snapshot is None)
     entity_terms = [t for entity in params.filters.entities or [] for t in tokenize(entity)]
     required = _required_terms(query, len(keyed))
@@ -132,17 +144,10 @@ def run_search(
     pool_size = max(limit * 3, 50)
     hits: dict[int, Hit] = {}
     if terms:
-        match = _match_expression(list(keyed.values()), required, entity_terms,
-                                  [keyed[t] for t in sorted(decisive)])
-        if where:
-            sql = (
-                "SELECT c.id, chunk_text.rank FROM chunk_text"
-                " JOIN chunks c ON c.id = chunk_text.rowid JOIN notes n ON n.id = c.note_id"
-                f" WHERE chunk_text MATCH ?{where} ORDER BY chunk_text.rank LIMIT ?"
-            )
-        else:  # FTS5 alone keeps its top-k sort cheap
-            sql = "SELECT rowid, rank FROM chunk_text WHERE chunk_text MATCH ? ORDER BY rank LIMIT ?"
-        ranked = conn.execute(sql, [match, *args, pool_size]).fetchall()
+        held = [spelling for term, spelling in keyed.items() if frequencies.get(term)]
+        tiers = _admission_tiers(list(keyed.values()), held, required, entity_terms,
+                                 [keyed[t] for t in sorted(decisive)])
+        diagnostics["admitted_by"], ranked = _ranked_pool(conn, tiers, where, args, pool_size)
         for row in _load_chunks(conn, [r[0] for r in ranked]):
             hits[row["id"]] = Hit(row)
         for chunk_id, rank in ranked:
@@ -181,7 +186,8 @@ def run_search(
     candidates, unverified = _candidates(ordered, weights, identifier_coverage, context)
     supersedes_problems = _attach_supersedes(conn, candidates, context.source_id)
     _attach_superseded_by(
-        conn, candidates, context.source_id, params.as_of, as_of_on_mtime=context.snapshot is None
+        _successions(conn, context.generation if context.complete else None),
+        candidates, context.source_id, params.as_of, as_of_on_mtime=context.snapshot is None,
     )
     if supersedes_problems:
         diagnostics["supersedes_unresolved"] = supersedes_problems
@@ -197,19 +203,32 @@ def _required_terms(query: AnalyzedQuery, distinct_terms: int) -> int:
     return 1
 
 
-def _term_weights(conn: sqlite3.Connection, terms: set[str]) -> dict[str, float]:
-    """Each stemmed term → its IDF over the index's chunks (``adapter_sdk.relevance``)."""
+def _document_frequencies(
+    conn: sqlite3.Connection, terms: set[str], generation: str | None
+) -> tuple[dict[str, int], int]:
+    """Each stemmed term → how many chunks hold it, and how many chunks there are: the
+    IDF weights' inputs (``adapter_sdk.relevance``). Remembered per ``generation`` (one
+    state of the index, given only while no index work is pending), since counting the
+    chunks grows with the folder."""
     if not terms:
-        return {}
+        return {}, 0
+    if generation and all((generation, term) in _FREQUENCIES for term in terms | {""}):
+        return {term: _FREQUENCIES[generation, term] for term in terms}, _FREQUENCIES[generation, ""]
     conn.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms USING fts5vocab(main, chunk_text, row)"
     )
-    documents = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    documents = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
     marks = ",".join("?" * len(terms))
-    frequency = dict(
+    found = dict(
         conn.execute(f"SELECT term, doc FROM temp.chunk_terms WHERE term IN ({marks})", sorted(terms))
     )
-    return {term: term_weight(frequency.get(term, 0), documents) for term in terms}
+    frequencies = {term: int(found.get(term, 0)) for term in terms}
+    if generation:
+        if len(_FREQUENCIES) > _FREQUENCIES_KEPT:
+            _FREQUENCIES.clear()
+        _FREQUENCIES.update({(generation, term): n for term, n in frequencies.items()})
+        _FREQUENCIES[generation, ""] = documents
+    return frequencies, documents
 
 
 def _names_the_question(hit: Hit, terms: set[str]) -> bool:
@@ -244,6 +263,54 @@ def _field_relevance(name: str, weights: dict[str, float]) -> float:
     return relevance(sum(weights[t] for t in matched), sum(weights.values()), occurrences, len(tokens))
 
 
+def _admission_tiers(
+    terms: list[str], held: list[str], required: int, entity_terms: list[str],
+    decisive: list[str] | None = None,
+) -> list[tuple[str, str]]:
+    """(name, FTS5 expression) of each tier that admits chunks, narrowest first: every
+    ``held`` term (those some chunk holds) together, then all but one of them, then the
+    admission rule itself (``_match_expression``)."""
+    tiers = []
+    if len(held) >= 2:
+        tiers.append(("every_term", " AND ".join(f'"{t}"' for t in held)))
+    if 3 <= len(held) <= MAX_TIERED_TERMS and len(held) - 1 > required:
+        tiers.append(("all_but_one_term", " OR ".join(
+            "(" + " AND ".join(f'"{t}"' for t in subset) + ")"
+            for subset in combinations(held, len(held) - 1)
+        )))
+    return [(name, _with_entities(tier, entity_terms)) for name, tier in tiers] + [
+        ("admission_rule", _match_expression(terms, required, entity_terms, decisive))
+    ]
+
+
+def _ranked_pool(
+    conn: sqlite3.Connection, tiers: list[tuple[str, str]], where: str, args: list[Any],
+    pool_size: int,
+) -> tuple[str, list[tuple[int, float]]]:
+    """The name of the first tier that fills the pool (else the last), and the pool's
+    (chunk id, FTS5 rank) pairs.
+
+    BM25 is computed for every chunk an expression admits, and a common word admits a
+    share of every chunk in the folder: ranking the chunks that hold only some of the
+    terms is the one cost that grows with the corpus. When the chunks holding every term
+    fill the pool on their own, the weaker admissions are not ranked at all; otherwise the
+    admission rule ranks the pool as it always does (BM25 sums over an expression's
+    phrases, so ranks from different expressions are never mixed)."""
+    if where:
+        sql = (
+            "SELECT c.id, chunk_text.rank FROM chunk_text"
+            " JOIN chunks c ON c.id = chunk_text.rowid JOIN notes n ON n.id = c.note_id"
+            f" WHERE chunk_text MATCH ?{where} ORDER BY chunk_text.rank LIMIT ?"
+        )
+    else:  # FTS5 alone keeps its top-k sort cheap
+        sql = "SELECT rowid, rank FROM chunk_text WHERE chunk_text MATCH ? ORDER BY rank LIMIT ?"
+    for name, expression in tiers:
+        ranked = conn.execute(sql, [expression, *args, pool_size]).fetchall()
+        if len(ranked) >= pool_size:
+            return name, ranked
+    return tiers[-1][0], ranked
+
+
 def _match_expression(
     terms: list[str], required: int, entity_terms: list[str], decisive: list[str] | None = None
 ) -> str:
@@ -256,8 +323,12 @@ def _match_expression(
         )
     else:
         expression = " OR ".join(quoted)
+    return _with_entities(expression, entity_terms)
+
+
+def _with_entities(expression: str, entity_terms: list[str]) -> str:
     if entity_terms:
-        expression = f"({expression}) AND " + " AND ".join(f'"{t}"' for t in entity_terms)
+        return f"({expression}) AND " + " AND ".join(f'"{t}"' for t in entity_terms)
     return expression
 
 
@@ -359,19 +430,20 @@ def _query_words(raw: str) -> set[str]:
 
 def _measure(hit: Hit, terms: set[str]) -> None:
     # the index stores text already unmarked (``chunking.indexable``)
-    record_terms = tokenize_unmarked(hit.row["chunk_title"]) + tokenize_unmarked(hit.row["chunk_body"])
+    hit.body_terms = tokenize_unmarked(hit.row["chunk_body"])
+    record_terms = tokenize_unmarked(hit.row["chunk_title"]) + hit.body_terms
     hit.length = len(record_terms)
     # Porter stemming only rewrites a word's ending, so an ASCII token whose first
     # letter starts no term cannot match one: it is skipped without being stemmed
     initials = {term[0] for term in terms if term}
-    for token in record_terms:
+    for token, count in Counter(record_terms).items():
         if token.isascii() and token[:1] not in initials:
             continue
         token_stem = stemmed(token)
         if token_stem in terms:
             hit.matched.add(token_stem)
             hit.spelled.add(token)
-            hit.occurrences += 1
+            hit.occurrences += count
 
 
 def _candidates(
@@ -429,9 +501,7 @@ def _candidates(
                 source_revision=f"git:{context.snapshot}" if context.snapshot else REVISION_PREFIX + row["sha256"][:12],
                 sensitivity=Sensitivity.internal,
                 metadata=_metadata(row, front, context.generation),
-                content_fingerprint=hashlib.sha256(
-                    " ".join(tokenize_unmarked(row["chunk_body"])).encode()
-                ).hexdigest()[:16],
+                content_fingerprint=hashlib.sha256(" ".join(hit.body_terms).encode()).hexdigest()[:16],
             )
         )
     return candidates, unverified
@@ -491,8 +561,37 @@ def _attach_supersedes(
     return problems
 
 
+@dataclass(frozen=True)
+class Succession:
+    """A note whose front matter names the notes it replaces, resolved to their paths."""
+
+    path: str
+    front: dict[str, Any]
+    mtime_ns: int
+    targets: tuple[str, ...]
+
+
+def _successions(conn: sqlite3.Connection, generation: str | None) -> list[Succession]:
+    """Every note that supersedes others, remembered per ``generation`` (one state of the
+    index, given only while no index work is pending): reading and resolving them all
+    grows with the folder, and every search needs them."""
+    if generation and generation in _SUCCESSIONS:
+        return _SUCCESSIONS[generation]
+    found = []
+    for path, front_json, mtime_ns in conn.execute(
+        "SELECT path, front, mtime_ns FROM notes WHERE has_supersedes = 1 ORDER BY path"
+    ):
+        front = json.loads(front_json)
+        targets, _ = resolve_supersedes(conn, path, front["supersedes"])
+        found.append(Succession(path, front, mtime_ns, tuple(targets)))
+    if generation:
+        _SUCCESSIONS.clear()  # one state of one index is ever asked about twice
+        _SUCCESSIONS[generation] = found
+    return found
+
+
 def _attach_superseded_by(
-    conn: sqlite3.Connection,
+    successions: list[Succession],
     candidates: list[Candidate],
     source_id: str,
     as_of: datetime | None,
@@ -508,17 +607,14 @@ def _attach_superseded_by(
     if not wanted:
         return
     successors: dict[str, list[str]] = {}
-    for path, front_json, mtime_ns in conn.execute(
-        "SELECT path, front, mtime_ns FROM notes WHERE has_supersedes = 1 ORDER BY path"
-    ):
+    for succession in successions:
         if as_of is not None and not _existed_at(
-            json.loads(front_json), mtime_ns if as_of_on_mtime else None, as_of
+            succession.front, succession.mtime_ns if as_of_on_mtime else None, as_of
         ):
             continue
-        targets, _ = resolve_supersedes(conn, path, json.loads(front_json)["supersedes"])
-        for target in targets:
+        for target in succession.targets:
             if target in wanted:
-                successors.setdefault(target, []).append(path)
+                successors.setdefault(target, []).append(succession.path)
     for candidate in candidates:
         metadata = candidate.metadata or {}
         found = successors.get(metadata.get("path", ""))

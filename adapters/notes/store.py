@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
 
-FORMAT = "notes-fts5/5"
+FORMAT = "notes-fts5/6"
 TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 _CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
@@ -49,6 +49,7 @@ CREATE TABLE notes(
 );
 CREATE INDEX notes_stem ON notes(stem);
 CREATE INDEX notes_mtime ON notes(mtime_ns);
+CREATE INDEX notes_superseding ON notes(path) WHERE has_supersedes = 1;
 CREATE TABLE chunks(
     id INTEGER PRIMARY KEY,
     note_id INTEGER NOT NULL,

@@ -192,3 +192,29 @@ def test_the_mbox_is_never_written(open_adapter: OpenAdapter, mbox_file: Path) -
     adapter.expand(f"mail:thread/{DRILL}")
     adapter.refresh(full=True)
     assert (mbox_file.read_bytes(), mbox_file.stat().st_mtime_ns) == before
+
+
+def _many_threads(count: int) -> tuple[Thread, ...]:
+    """``count`` threads whose one message holds every word of "relay drill vault", and one
+    dense in two of them."""
+    threads = tuple(
+        Thread(f"18d{n:013x}", (Mail(f"18d{n:013x}", "Ops <ops@example.org>", "infra@example.org",
+                                     f"Run {n}", at("2025-03-01T08:00:00"), ("INBOX",),
+                                     plain="The relay drill checks the vault.\n"),))
+        for n in range(count)
+    )
+    dense = Thread("18e0000000000001", (Mail("18e0000000000001", "Ops <ops@example.org>",
+                                             "infra@example.org", "Dense", at("2025-03-02T08:00:00"),
+                                             ("INBOX",), plain="relay relay drill drill relay\n"),))
+    return (*threads, dense)
+
+
+@pytest.mark.parametrize(("count", "tier"), [(205, "every_term"), (3, "admission_rule")])
+def test_messages_holding_every_term_fill_the_pool_before_messages_holding_some(
+    open_adapter: OpenAdapter, tmp_path: Path, count: int, tier: str
+) -> None:
+    path = tmp_path / "many.mbox"
+    path.write_bytes(mbox_bytes(_many_threads(count)))
+    result = open_adapter(path).search("relay drill vault", limit=20)
+    assert result["diagnostics"]["admitted_by"] == tier
+    assert ("18e0000000000001" in _ids(result)) is (tier == "admission_rule")

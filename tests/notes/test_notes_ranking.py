@@ -84,3 +84,27 @@ def test_markup_inside_a_word_does_not_split_it(notes: NotesProcess) -> None:
     top = result["candidates"][0]
     assert top["excerpt_kind"] == "matched"
     assert "Sa[v]e **A**s" in top["excerpt"]
+
+
+def test_chunks_holding_every_term_fill_the_pool_before_chunks_holding_some(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A corpus where every term is common: the pool is the chunks holding all of them,
+    and a chunk dense in two of the three is not ranked; with few such chunks, the
+    admission rule still brings in chunks holding some of the terms."""
+    base = tmp_path_factory.mktemp("tiers")
+    for n in range(70):
+        write_note(base / "many", f"ops/run-{n}.md", f"# Run {n}\n\nThe relay drill checks the vault.\n")
+    write_note(base / "many", "dense.md", "# Dense\n\nrelay relay relay drill drill drill relay.\n")
+    for n in range(3):
+        write_note(base / "few", f"ops/run-{n}.md", f"# Run {n}\n\nThe relay drill checks the vault.\n")
+    write_note(base / "few", "dense.md", "# Dense\n\nrelay relay relay drill drill drill relay.\n")
+    for folder, tier in (("many", "every_term"), ("few", "admission_rule")):
+        proc = NotesProcess()
+        try:
+            proc.initialize(str(base / folder), str(base / f"work-{folder}"))
+            result = proc.search("relay drill vault", limit=20)
+        finally:
+            proc.close()
+        assert result["diagnostics"]["admitted_by"] == tier
+        assert ("dense.md" in _records(result)) is (tier == "admission_rule")
