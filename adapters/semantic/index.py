@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from adapters.semantic.model import Encoder
 
-BATCH = 16
-MODEL_KEY = "all-MiniLM-L6-v2/numpy-f32/mean-pool/l2/256"
+STORE_EVERY = 256  # chunks embedded between writes to the store: a killed build keeps them
+MODEL_KEY = "all-MiniLM-L6-v2/numpy-f32/mean-pool/l2/128"
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,8 @@ class VectorIndex:
         with self._lock:
             try:
                 missing = sorted(pending.missing, key=lambda i: len(pending.texts[i]))
-                for start in range(0, len(missing), BATCH):  # similar lengths pad least
-                    batch = missing[start : start + BATCH]
+                for start in range(0, len(missing), STORE_EVERY):  # similar lengths pad least
+                    batch = missing[start : start + STORE_EVERY]
                     encoded = self.encoder.encode([pending.texts[i] for i in batch])
                     rows = [
                         (pending.keys[i], encoded[n].astype(np.float16).tobytes())

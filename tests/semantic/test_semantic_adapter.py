@@ -113,3 +113,27 @@ def test_a_candidate_locator_expands_to_the_chunk_it_names(semantic: tuple[Adapt
     assert expanded["provenance"] == "ops/docker.md:L1-L3"
     with pytest.raises(AdapterError, match="no longer has a section"):
         proc.expand("meaning:ops/docker.md#L2-L9", "full")
+
+
+def test_a_note_with_many_close_chunks_leaves_room_for_the_next_notes_best(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "changes.md").write_text("# Change log\n\n" + "".join(
+        f"## {release}\n\n- Fix the formatting of long string literals in release {release}.\n\n"
+        for release in ("24.1", "24.2", "24.3")
+    ))
+    (notes / "style.md").write_text(
+        "# Style\n\n## Strings\n\nLong strings are split over several lines when they do not fit.\n"
+    )
+    proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt")
+    try:
+        proc.initialize(str(notes), str(tmp_path / "work"), {"lexical_source": "notes"})
+        _wait_until_built(proc)
+        query = "formatting of long string literals"
+        ranked = [c["source_record_id"] for c in proc.search(query, limit=20)["candidates"]]
+        assert ranked[:2] == ["changes.md", "style.md"]  # every note's best chunk first
+        assert sorted(ranked[2:]) == ["changes.md", "changes.md"]
+        limited = [c["source_record_id"] for c in proc.search(query, limit=2)["candidates"]]
+        assert limited == ["changes.md", "style.md"]
+    finally:
+        proc.close()
