@@ -46,6 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from measures import median  # noqa: E402
 from notes_bench import generate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -273,8 +274,8 @@ def warm_edit(adapter: Adapter, notes: Path, runs: int) -> dict[str, Any]:
             if time.perf_counter() - edited > 10:
                 found_after.append(float("inf"))
                 break
-    return {"seen_after_ms_median": _median(found_after), "seen_after_ms_max": round(max(found_after), 1),
-            "search_ms_median": _median(latencies), "errors": errors}
+    return {"seen_after_ms_median": median(found_after), "seen_after_ms_max": round(max(found_after), 1),
+            "search_ms_median": median(latencies), "errors": errors}
 
 
 def bulk_edit(adapter: Adapter, notes: Path) -> dict[str, Any]:
@@ -312,12 +313,6 @@ def concurrent(adapter: Adapter) -> dict[str, Any]:
     for thread in threads:
         thread.join()
     return {"serial_ms": round(serial, 1), "parallel_ms": round((time.perf_counter() - started) * 1000, 1)}
-
-
-def _median(values: list[float]) -> float | None:
-    import statistics
-
-    return round(statistics.median(values), 1) if values else None
 
 
 # ---------------------------------------------------------------------------

@@ -26,12 +26,13 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import tempfile
 import threading
 import time
 from typing import Any
+
+from measures import median, p95, tree_rss_kb
 
 QUERIES = ("postgres backup restore", "wireguard certificate renewal", "grafana alert disk")
 # Each of the generated notes' topic words (QUERIES) is in about 38% of all chunks, so
@@ -55,8 +56,8 @@ def measure(env: Any, runs: Any) -> dict[str, Any]:
     notes_only = ("--profile", "cli", "--scope", "source=notes", "--json")
     cold = [env.run("query", QUERIES[i % len(QUERIES)], *notes_only)[0] for i in range(runs.query_runs)]
     return {
-        "cold_median_ms": _median(cold),
-        "cold_p95_ms": _p95(cold),
+        "cold_median_ms": median(cold),
+        "cold_p95_ms": p95(cold),
         "cold_peak_rss_tree_mb": _cold_tree_rss(env, notes_only),
         **_resident(env, runs, notes_only),
         **_concurrent_serve(env, runs),
@@ -100,8 +101,8 @@ def _resident(env: Any, runs: Any, flags: tuple[str, ...]) -> dict[str, Any]:
     finally:
         _timed(env, resident_env, "daemon", "stop")
         shutil.rmtree(runtime, ignore_errors=True)
-    return {"resident_median_ms": _median(walls), "resident_p95_ms": _p95(walls),
-            "resident_specific_median_ms": _median(specific), "resident_specific_p95_ms": _p95(specific),
+    return {"resident_median_ms": median(walls), "resident_p95_ms": p95(walls),
+            "resident_specific_median_ms": median(specific), "resident_specific_p95_ms": p95(specific),
             "resident_exit_codes": sorted(codes)}
 
 
@@ -164,8 +165,8 @@ def _concurrent_serve(env: Any, runs: Any) -> dict[str, Any]:
             "serve_queries_per_client": per_client,
             "serve_errors": len(errors),
             "serve_error_kinds": sorted(set(errors)),
-            "serve_p50_ms": _median(latencies),
-            "serve_p95_ms": _p95(latencies),
+            "serve_p50_ms": median(latencies),
+            "serve_p95_ms": p95(latencies),
             "serve_peak_rss_tree_mb": round(peak[0] / 1024, 1),
         }
     finally:
@@ -193,37 +194,3 @@ def _cold_tree_rss(env: Any, flags: tuple[str, ...]) -> float | None:
         peak = max(peak, tree_rss_kb(command.pid))
         time.sleep(0.002)
     return round(peak / 1024, 1) if peak else None
-
-
-def tree_rss_kb(root: int) -> int:
-    """Resident set of ``root`` and every descendant, from ``/proc``."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-        rss[int(entry.name)] = int(fields[21]) * page_kb
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack += children.get(pid, [])
-    return total
-
-
-def _median(values: list[float]) -> float | None:
-    return round(statistics.median(values), 1) if values else None
-
-
-def _p95(values: list[float]) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1)

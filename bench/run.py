@@ -47,7 +47,6 @@ import platform
 import re
 import resource
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,6 +58,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import Corpus, ensure  # noqa: E402
+from measures import median, p95, tree_rss_kb  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_NOTES = REPO / "examples" / "sample" / "notes"
@@ -174,8 +174,8 @@ def refresh(env: Env, runs: Runs) -> dict[str, Any]:
     return {
         "full_ms": round(full_ms, 1),
         "full_by_source_ms": per_source,
-        "incremental_ms": _median(incremental),
-        "incremental_source_ms": _median(incremental_source),
+        "incremental_ms": median(incremental),
+        "incremental_source_ms": median(incremental_source),
     }
 
 
@@ -195,13 +195,13 @@ def cold_query(env: Env, runs: Runs) -> dict[str, Any]:
             overheads.append(split[0])
             slowest.append(split[1])
     return {
-        "median_ms": _median(walls),
-        "p95_ms": _p95(walls),
+        "median_ms": median(walls),
+        "p95_ms": p95(walls),
         "runs": len(walls),
-        "cpu_ms": _median(cpus),
+        "cpu_ms": median(cpus),
         "exit_codes": sorted(set(codes)),
-        "overhead_ms": _median(overheads),
-        "slowest_source_ms": _median(slowest),
+        "overhead_ms": median(overheads),
+        "slowest_source_ms": median(slowest),
         **peak_rss(env),
     }
 
@@ -216,7 +216,7 @@ def peak_rss(env: Env) -> dict[str, Any]:
     )
     tree_peak = 0
     while wrapper.poll() is None:
-        tree_peak = max(tree_peak, _tree_rss_kb(wrapper.pid))
+        tree_peak = max(tree_peak, tree_rss_kb(wrapper.pid))
         time.sleep(0.002)
     out = wrapper.communicate()[0].decode().split()
     return {
@@ -257,13 +257,13 @@ def serve(env: Env, runs: Runs) -> dict[str, Any]:
             resident_codes.add(done.returncode)
         return {
             "sources": len(SERVE_SOURCES),
-            "p50_ms": _median(walls),
-            "p95_ms": _p95(walls),
+            "p50_ms": median(walls),
+            "p95_ms": p95(walls),
             "runs": len(walls),
             "outcomes": sorted(o for o in outcomes if o),
-            "overhead_ms": _median(overheads),
-            "resident_cli_median_ms": _median(resident),
-            "resident_cli_p95_ms": _p95(resident),
+            "overhead_ms": median(overheads),
+            "resident_cli_median_ms": median(resident),
+            "resident_cli_p95_ms": p95(resident),
             "resident_cli_exit_codes": sorted(resident_codes),
         }
     finally:
@@ -284,12 +284,12 @@ def interpreter_time(recall: Path, runs: Runs) -> dict[str, Any]:
         started = time.perf_counter()
         subprocess.run([str(python if python.exists() else sys.executable), "-c", "pass"], check=True)
         walls.append((time.perf_counter() - started) * 1000)
-    return {"median_ms": _median(walls), "runs": len(walls)}
+    return {"median_ms": median(walls), "runs": len(walls)}
 
 
 def help_time(env: Env, runs: Runs) -> dict[str, Any]:
     walls = [env.run("--help", check=True)[0] for _ in range(runs.help_runs)]
-    return {"median_ms": _median(walls), "p95_ms": _p95(walls), "runs": len(walls)}
+    return {"median_ms": median(walls), "p95_ms": p95(walls), "runs": len(walls)}
 
 
 # ---------------------------------------------------------------------------
@@ -325,28 +325,6 @@ def _served_port(server: subprocess.Popen[bytes]) -> int:
     return int(found.group(1))
 
 
-def _tree_rss_kb(root: int) -> int:
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        pid = int(entry.name)
-        children.setdefault(int(fields[1]), []).append(pid)
-        rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack += children.get(pid, [])
-    return total
-
-
 def _children_cpu_ms() -> float:
     """User + system CPU of every finished child and its descendants, in ms."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -355,17 +333,6 @@ def _children_cpu_ms() -> float:
 
 def _ms(ns: Any) -> float | None:
     return round(ns / 1e6, 1) if isinstance(ns, int | float) else None
-
-
-def _median(values: list[float]) -> float | None:
-    return round(statistics.median(values), 1) if values else None
-
-
-def _p95(values: list[float]) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1)
 
 
 # ---------------------------------------------------------------------------

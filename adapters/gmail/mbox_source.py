@@ -14,9 +14,9 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import combinations
 from typing import Any
 
+from adapter_sdk.admission import admission_tiers
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER, stemmed, term_keys, tokenize
 from adapter_sdk.protocol import (
     CheckpointProgress,
@@ -52,7 +52,6 @@ from adapters.gmail.settings import GmailConfig
 SYNC_SHARE = 0.6  # of the time left, what catching up may use before answering
 MESSAGE_POOL_PER_RESULT = 8  # best-scoring messages read per wanted thread
 MIN_MESSAGE_POOL = 200
-MAX_TIERED_TERMS = 6  # beyond it, "all but one term" is too many conjunctions to be cheap
 MAX_ADMISSION_TERMS = 10
 MAX_COUNTED_TEXTS = 4096  # bounds the memory a long-running adapter spends on it
 INDEX_CONFIG = f"fts5 {STEMMED_FTS5_TOKENIZER}; header*{HEADER_WEIGHT:g} body*{BODY_WEIGHT:g}; spam,trash hidden"
@@ -114,7 +113,7 @@ class MboxSource:
             pool = max(limit * MESSAGE_POOL_PER_RESULT, MIN_MESSAGE_POOL)
             held = [spelling for stem, spelling in keyed.items() if frequencies[stem]]
             admitted_by, hits = self.index.message_hits(
-                _tiers(list(keyed.values()), held, required, decisive), window, pool
+                admission_tiers(list(keyed.values()), held, required, decisive), window, pool
             )
             for hit in hits:
                 by_thread.setdefault(hit.thread_id, []).append(hit)
@@ -278,34 +277,6 @@ def _required_terms(query: MailQuery, distinct_terms: int) -> int:
     if query.removed and 2 <= distinct_terms <= MAX_ADMISSION_TERMS:
         return 2
     return 1
-
-
-def _tiers(
-    terms: list[str], held: list[str], required: int, decisive: list[str]
-) -> list[tuple[str, str]]:
-    """(name, FTS5 expression) of each tier that admits messages, narrowest first: every
-    ``held`` term (those some message holds), then all but one of them, then the
-    admission rule itself."""
-    tiers = []
-    if len(held) >= 2:
-        tiers.append(("every_term", _match(held, len(held), [])))
-    if 3 <= len(held) <= MAX_TIERED_TERMS and len(held) - 1 > required:
-        tiers.append(("all_but_one_term", " OR ".join(
-            f"({_match(list(subset), len(subset), [])})" for subset in combinations(held, len(held) - 1)
-        )))
-    return [*tiers, ("admission_rule", _match(terms, required, decisive))]
-
-
-def _match(terms: list[str], required: int, decisive: list[str]) -> str:
-    """Messages holding ``required`` of ``terms`` (every one of them, or a pair, or one),
-    or one ``decisive`` term."""
-    quoted = [f'"{term}"' for term in terms]
-    if required == len(terms) > 1:
-        return " AND ".join(quoted)
-    if required == 2:
-        pairs = [f"({a} AND {b})" for a, b in combinations(quoted, 2)]
-        return " OR ".join(pairs + [f'"{term}"' for term in decisive])
-    return " OR ".join(quoted)
 
 
 def _ts(instant: datetime | None) -> float | None:

@@ -41,9 +41,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
-from itertools import combinations
 from typing import Any
 
+from adapter_sdk.admission import admission_tiers
 from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
 from adapter_sdk.lexical import stemmed as stem_token
 from adapter_sdk.markdown.chunking import split_lines
@@ -61,7 +61,6 @@ DEFAULT_LIMIT = 20
 # a live note's revision: its content digest, under a prefix no sanitizer reads as a URL scheme
 REVISION_PREFIX = "sha256:"
 MAX_ADMISSION_TERMS = 10
-MAX_TIERED_TERMS = 6  # beyond it, "all but one term" is too many conjunctions to be cheap
 NAME_MATCH_BOOST = 2.0
 MAX_IDENTIFIER_TOKENS = 8
 # (generation, stemmed term) → chunks holding it; (generation, "") → all chunks
@@ -145,8 +144,12 @@ def run_search(
     hits: dict[int, Hit] = {}
     if terms:
         held = [spelling for term, spelling in keyed.items() if frequencies.get(term)]
-        tiers = _admission_tiers(list(keyed.values()), held, required, entity_terms,
-                                 [keyed[t] for t in sorted(decisive)])
+        tiers = [
+            (name, _with_entities(expression, entity_terms))
+            for name, expression in admission_tiers(
+                list(keyed.values()), held, required, [keyed[t] for t in sorted(decisive)]
+            )
+        ]
         diagnostics["admitted_by"], ranked = _ranked_pool(conn, tiers, where, args, pool_size)
         for row in _load_chunks(conn, [r[0] for r in ranked]):
             hits[row["id"]] = Hit(row)
@@ -263,39 +266,13 @@ def _field_relevance(name: str, weights: dict[str, float]) -> float:
     return relevance(sum(weights[t] for t in matched), sum(weights.values()), occurrences, len(tokens))
 
 
-def _admission_tiers(
-    terms: list[str], held: list[str], required: int, entity_terms: list[str],
-    decisive: list[str] | None = None,
-) -> list[tuple[str, str]]:
-    """(name, FTS5 expression) of each tier that admits chunks, narrowest first: every
-    ``held`` term (those some chunk holds) together, then all but one of them, then the
-    admission rule itself (``_match_expression``)."""
-    tiers = []
-    if len(held) >= 2:
-        tiers.append(("every_term", " AND ".join(f'"{t}"' for t in held)))
-    if 3 <= len(held) <= MAX_TIERED_TERMS and len(held) - 1 > required:
-        tiers.append(("all_but_one_term", " OR ".join(
-            "(" + " AND ".join(f'"{t}"' for t in subset) + ")"
-            for subset in combinations(held, len(held) - 1)
-        )))
-    return [(name, _with_entities(tier, entity_terms)) for name, tier in tiers] + [
-        ("admission_rule", _match_expression(terms, required, entity_terms, decisive))
-    ]
-
-
 def _ranked_pool(
     conn: sqlite3.Connection, tiers: list[tuple[str, str]], where: str, args: list[Any],
     pool_size: int,
 ) -> tuple[str, list[tuple[int, float]]]:
     """The name of the first tier that fills the pool (else the last), and the pool's
-    (chunk id, FTS5 rank) pairs.
-
-    BM25 is computed for every chunk an expression admits, and a common word admits a
-    share of every chunk in the folder: ranking the chunks that hold only some of the
-    terms is the one cost that grows with the corpus. When the chunks holding every term
-    fill the pool on their own, the weaker admissions are not ranked at all; otherwise the
-    admission rule ranks the pool as it always does (BM25 sums over an expression's
-    phrases, so ranks from different expressions are never mixed)."""
+    (chunk id, FTS5 rank) pairs (``adapter_sdk.admission``: the weaker tiers are ranked
+    only when the narrower ones do not fill it)."""
     if where:
         sql = (
             "SELECT c.id, chunk_text.rank FROM chunk_text"
@@ -309,21 +286,6 @@ def _ranked_pool(
         if len(ranked) >= pool_size:
             return name, ranked
     return tiers[-1][0], ranked
-
-
-def _match_expression(
-    terms: list[str], required: int, entity_terms: list[str], decisive: list[str] | None = None
-) -> str:
-    """FTS5 stems each quoted term as it stems the index, so a term meets all its spellings.
-    With two terms required, a pair of them or one ``decisive`` term admits a chunk."""
-    quoted = [f'"{t}"' for t in terms]
-    if required == 2:
-        expression = " OR ".join(
-            [f"({a} AND {b})" for a, b in combinations(quoted, 2)] + [f'"{t}"' for t in decisive or []]
-        )
-    else:
-        expression = " OR ".join(quoted)
-    return _with_entities(expression, entity_terms)
 
 
 def _with_entities(expression: str, entity_terms: list[str]) -> str:
