@@ -100,3 +100,18 @@ def test_each_cjk_character_is_a_token_so_part_of_a_run_matches() -> None:
     assert tokenize("数据库备份恢复") == ["数", "据", "库", "备", "份", "恢", "复"]
     assert set(tokenize("备份")) <= set(tokenize("数据库备份恢复"))
     assert tokenize("Postgres 備份 plan") == ["postgres", "備", "份", "plan"]
+
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("short " + "x" * 64 + " words", ["short", "x" * 64, "words"]),
+        ("short " + "x" * 65 + " words", ["short", "words"]),
+        ("y" * 200, []),
+        ("", []),
+    ],
+)
+def test_tokens_longer_than_64_characters_are_dropped_and_the_rest_kept(
+    text: str, tokens: list[str]
+) -> None:
+    assert tokenize(text) == tokens
