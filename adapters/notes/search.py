@@ -83,6 +83,7 @@ class Hit:
     occurrences: int = 0
     length: int = 0
     body_terms: list[str] = field(default_factory=list)  # the body's tokens, as measured
+    measured: bool = False  # whether _measure has read its text
     exact: bool = False
     alias: bool = False
     named: bool = False  # its heading, title or file name is what the question names
@@ -158,8 +159,15 @@ def run_search(
     diagnostics["pool_size"] = len(hits)
 
     exact = _exact_notes(conn, params.query, query, terms, where, args)
-    for hit in hits.values():
-        _measure(hit, terms)
+    if diagnostics.get("admitted_by") == "every_term":
+        # each chunk of this tier holds every held term, as FTS5 matched it, so its
+        # coverage is known; only the chunks that are returned are measured below
+        held_stems = {term for term in terms if frequencies.get(term)}
+        for hit in hits.values():
+            hit.matched = set(held_stems)
+    else:
+        for hit in hits.values():
+            _measure(hit, terms)
     pooled_notes = {h.row["note_id"] for h in hits.values()}
     entity_stems = {stemmed(t) for t in entity_terms}
     for row in _first_chunks(conn, [n for n in exact if n not in pooled_notes]):
@@ -186,6 +194,9 @@ def run_search(
     ordered = sorted(
         hits.values(), key=lambda h: (not h.exact, -h.score, h.path, h.row["ordinal"])
     )[:limit]
+    for hit in ordered:
+        if not hit.measured:
+            _measure(hit, terms)
     candidates, unverified = _candidates(ordered, weights, identifier_coverage, context)
     supersedes_problems = _attach_supersedes(conn, candidates, context.source_id)
     _attach_superseded_by(
@@ -392,6 +403,7 @@ def _query_words(raw: str) -> set[str]:
 
 def _measure(hit: Hit, terms: set[str]) -> None:
     # the index stores text already unmarked (``chunking.indexable``)
+    hit.measured = True
     hit.body_terms = tokenize_unmarked(hit.row["chunk_body"])
     record_terms = tokenize_unmarked(hit.row["chunk_title"]) + hit.body_terms
     hit.length = len(record_terms)
