@@ -52,6 +52,7 @@ from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchPara
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
 from adapters.notes.excerpts import matched_window
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
+from adapters.notes.store import row_counts
 
 # chunks repeat their words: stemming each distinct token once is most of a search's CPU saved
 stemmed = lru_cache(maxsize=1 << 16)(stem_token)
@@ -231,7 +232,7 @@ def _document_frequencies(
     conn.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms USING fts5vocab(main, chunk_text, row)"
     )
-    documents = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    documents = row_counts(conn)[1]
     marks = ",".join("?" * len(terms))
     found = dict(
         conn.execute(f"SELECT term, doc FROM temp.chunk_terms WHERE term IN ({marks})", sorted(terms))

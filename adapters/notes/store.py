@@ -224,6 +224,19 @@ class Store:
         self._close_local()
 
 
+def row_counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    """How many notes and chunks the index holds: kept in ``meta`` by every batch that
+    changes them (``sync``; counting 550,000 chunks costs up to 0.2 s on a cold cache), and
+    counted once for an index written before it kept them."""
+    kept = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('note_rows', 'chunk_rows')").fetchall())
+    if len(kept) == 2:
+        return int(kept["note_rows"]), int(kept["chunk_rows"])
+    return (
+        int(conn.execute("SELECT count(*) FROM notes").fetchone()[0]),
+        int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]),
+    )
+
+
 def _refused_write(exc: sqlite3.OperationalError) -> str | None:
     code = getattr(exc, "sqlite_errorcode", None)
     if code == sqlite3.SQLITE_FULL or "database or disk is full" in str(exc):

@@ -55,7 +55,7 @@ from adapters.notes.prepare import (
 )
 from adapters.notes.scan import FileStat, ScanResult, scan
 from adapters.notes.settings import NotesSettings
-from adapters.notes.store import Store
+from adapters.notes.store import Store, row_counts
 
 RACY_WINDOW_NS = 2_000_000_000
 UNADDRESSABLE = "path contains '#', which a locator cannot name"
@@ -331,6 +331,7 @@ class _Updater:
         self.next_chunk = (conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0) + 1
         row = conn.execute("SELECT value FROM meta WHERE key = 'content_digest'").fetchone()
         self.digest = int(row[0], 16) if row else 0
+        self.note_rows, self.chunk_rows = row_counts(conn)
         self.real_root = os.path.realpath(root) if root else ""
         self.recorded = True  # whether the path at hand may have rows to replace
         self.rows: dict[str, list[tuple[object, ...]]] = {
@@ -359,7 +360,11 @@ class _Updater:
         self._flush()
         self.conn.executemany(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            [("content_digest", f"{self.digest:064x}")] + ([("dirty", "1")] if self.report.changed else []),
+            [
+                ("content_digest", f"{self.digest:064x}"),
+                ("note_rows", str(self.note_rows)),
+                ("chunk_rows", str(self.chunk_rows)),
+            ] + ([("dirty", "1")] if self.report.changed else []),
         )
         self.report.files_failed = self.conn.execute("SELECT count(*) FROM failures").fetchone()[0]
 
@@ -368,11 +373,12 @@ class _Updater:
             self.report.files_read += 1
         self.take(rel, stat, outcome, self._note(rel) if self.recorded else None)
 
-    def _note(self, rel: str) -> tuple[int, str] | None:
-        row = self.conn.execute("SELECT id, sha256 FROM notes WHERE path = ?", (rel,)).fetchone()
-        return (int(row[0]), str(row[1])) if row else None
+    def _note(self, rel: str) -> tuple[int, str, int] | None:
+        """The recorded note at ``rel``: its id, content digest and number of chunks."""
+        row = self.conn.execute("SELECT id, sha256, chunk_count FROM notes WHERE path = ?", (rel,)).fetchone()
+        return (int(row[0]), str(row[1]), int(row[2])) if row else None
 
-    def take(self, rel: str, stat: FileStat, outcome: Prepared, note: tuple[int, str] | None) -> None:
+    def take(self, rel: str, stat: FileStat, outcome: Prepared, note: tuple[int, str, int] | None) -> None:
         """Index one note as prepared (replacing ``note``), or record why it is not."""
         if isinstance(outcome, Unchanged):
             if note is not None and note[1] == outcome.digest:
@@ -443,8 +449,10 @@ class _Updater:
         note = self._note(rel) if self.recorded else None
         if note is None:
             return
-        note_id, sha = note
+        note_id, sha, chunks = note
         self.digest ^= _file_digest(rel, sha)
+        self.note_rows -= 1
+        self.chunk_rows -= chunks
         # the rows go with the next flush, before its inserts: FTS5 writes a delete that
         # lands between inserts as a segment of its own, and merging those is most of the cost
         self.note_deletes.append(note_id)
@@ -453,6 +461,8 @@ class _Updater:
     def _insert(self, rel: str, stat: FileStat, note: PreparedNote) -> None:
         note_id = self.next_note
         self.next_note += 1
+        self.note_rows += 1
+        self.chunk_rows += len(note.chunks)
         self.digest ^= _file_digest(rel, note.digest)
         stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         project = rel.split("/", 1)[0].lower() if "/" in rel else ""
@@ -521,6 +531,7 @@ def _trusted(size: int, mtime_ns: int, checked_ns: int, stat: FileStat) -> bool:
 
 
 def _advance_generation(conn: sqlite3.Connection, settings: NotesSettings, now_ns: int) -> None:
+    note_rows, chunk_rows = row_counts(conn)
     row = conn.execute("SELECT value FROM meta WHERE key = 'content_digest'").fetchone()
     content = row[0] if row else f"{0:064x}"
     watermark = "fs:" + hashlib.sha256(f"{settings.digest}\0{content}".encode()).hexdigest()[:12]
@@ -533,7 +544,9 @@ def _advance_generation(conn: sqlite3.Connection, settings: NotesSettings, now_n
             ("generation", f"gen-{seq:06d}-{watermark[3:]}"),
             ("watermark", watermark),
             ("changed_ns", str(now_ns)),
-            ("note_count", str(conn.execute("SELECT count(*) FROM notes").fetchone()[0])),
-            ("chunk_count", str(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])),
+            ("note_count", str(note_rows)),
+            ("chunk_count", str(chunk_rows)),
+            ("note_rows", str(note_rows)),
+            ("chunk_rows", str(chunk_rows)),
         ],
     )

@@ -124,3 +124,30 @@ def test_stopped_sync_keeps_its_committed_batches_and_resumes(
     assert (resumed.complete, resumed.files_read) == (True, 5)
     assert index.meta("build_complete") == "1"
     assert index.meta("note_count") == "25"
+
+
+def _counted(index: Store) -> tuple[str, str]:
+    conn = index.conn()
+    return (str(conn.execute("SELECT count(*) FROM notes").fetchone()[0]),
+            str(conn.execute("SELECT count(*) FROM chunks").fetchone()[0]))
+
+
+def test_note_and_chunk_counts_follow_every_change_without_recounting(store: tuple[Store, Path]) -> None:
+    index, root = store
+    assert (index.meta("note_count"), index.meta("chunk_count")) == _counted(index)
+    write_note(root, "three.md", "# A\n\none\n\n# B\n\ntwo\n\n# C\n\nthree\n")
+    sync(index, str(root), NotesSettings())
+    write_note(root, "three.md", "# A only\n\none\n", mtime=1_800_000_000)  # three chunks become one
+    (root / "ideas.txt").unlink()
+    write_note(root, "big.md", "# Big\n\n" + "x " * 5000)
+    sync(index, str(root), NotesSettings(max_file_bytes=4096))
+    assert (index.meta("note_count"), index.meta("chunk_count")) == _counted(index)
+
+
+def test_an_index_that_kept_no_counts_is_counted_once(store: tuple[Store, Path]) -> None:
+    index, root = store
+    index.conn().execute("DELETE FROM meta WHERE key IN ('note_rows', 'chunk_rows')")
+    write_note(root, "new.md", "# New\n\nbody\n")
+    sync(index, str(root), NotesSettings())
+    assert (index.meta("note_count"), index.meta("chunk_count")) == _counted(index)
+    assert (index.meta("note_rows"), index.meta("chunk_rows")) == _counted(index)
