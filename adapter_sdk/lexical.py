@@ -31,8 +31,10 @@ from adapter_sdk.porter import stem
 MAX_TOKEN_CHARS = 64
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-# kana, CJK ideographs (with extension A and compatibility forms) and Hangul syllables
-_CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])")
+# kana, CJK ideographs (with extension A and compatibility forms) and Hangul syllables;
+# compiled on first use (``_cjk``): its character set takes milliseconds to build, and
+# most processes never read a non-ASCII word
+_CJK = "([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
 
 FUNCTION_WORDS = frozenset(
     """a an the am are be been being did do does is was were what when where which who
@@ -75,11 +77,17 @@ def unmark_words(text: str) -> str:
     whole again. Index text the same way, so a search and its index agree on the words."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-        if _CJK.search(text):
-            text = _CJK.sub(r" \1 ", text)
+        cjk = _cjk()
+        if cjk.search(text):
+            text = cjk.sub(r" \1 ", text)
     if "[" not in text and "*" not in text and "<" not in text:  # substring search, not a walk per character
         return text
     return _IN_WORD_MARKUP.sub(_kept_letter, text)
+
+
+@lru_cache(maxsize=1)
+def _cjk() -> re.Pattern[str]:
+    return re.compile(_CJK)
 
 
 def _kept_letter(match: re.Match[str]) -> str:

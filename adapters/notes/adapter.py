@@ -229,6 +229,7 @@ class NotesAdapter(Adapter):
                 complete=complete,
                 generation=store.meta("generation"),
                 read_note=read_note,
+                term_counts=store,
             )
             conn = store.conn()
             forget = cancellation.on_cancel(conn.interrupt)

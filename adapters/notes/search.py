@@ -52,7 +52,7 @@ from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchPara
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
 from adapters.notes.excerpts import matched_window
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
-from adapters.notes.store import row_counts
+from adapters.notes.store import Store, row_counts
 
 # chunks repeat their words: stemming each distinct token once is most of a search's CPU saved
 stemmed = lru_cache(maxsize=1 << 16)(stem_token)
@@ -104,6 +104,8 @@ class SearchContext:
     read_note: Callable[[str], bytes | None]
     # 12 hex of the commit a snapshot index was built from; None for the folder's own index
     snapshot: str | None = None
+    # where term counts are kept across processes, per generation (the folder's index)
+    term_counts: Store | None = None
 
     def locator(self, path: str, start: int, end: int) -> str:
         local = f"{path}#L{start}-L{end}"
@@ -117,7 +119,9 @@ def run_search(
     query = analyze_query(params.query)
     keyed = term_keys(query.content_terms, stemmed)  # stem → the question's first spelling of it
     terms = set(keyed)
-    frequencies, documents = _document_frequencies(conn, terms, context.generation if context.complete else None)
+    frequencies, documents = _document_frequencies(
+        conn, terms, context.generation if context.complete else None, context.term_counts
+    )
     weights = {term: term_weight(frequencies.get(term, 0), documents) for term in terms}
     where, args = _note_filters(params, as_of_on_mtime=context.snapshot is None)
     entity_terms = [t for entity in params.filters.entities or [] for t in tokenize(entity)]
@@ -219,24 +223,30 @@ def _required_terms(query: AnalyzedQuery, distinct_terms: int) -> int:
 
 
 def _document_frequencies(
-    conn: sqlite3.Connection, terms: set[str], generation: str | None
+    conn: sqlite3.Connection, terms: set[str], generation: str | None, kept: Store | None
 ) -> tuple[dict[str, int], int]:
     """Each stemmed term → how many chunks hold it, and how many chunks there are: the
     IDF weights' inputs (``adapter_sdk.relevance``). Remembered per ``generation`` (one
-    state of the index, given only while no index work is pending), since counting the
-    chunks grows with the folder."""
+    state of the index, given only while no index work is pending), in this process and
+    in ``kept``, since counting the chunks of a common term grows with the folder."""
     if not terms:
         return {}, 0
     if generation and all((generation, term) in _FREQUENCIES for term in terms | {""}):
         return {term: _FREQUENCIES[generation, term] for term in terms}, _FREQUENCIES[generation, ""]
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms USING fts5vocab(main, chunk_text, row)"
-    )
     documents = row_counts(conn)[1]
-    marks = ",".join("?" * len(terms))
-    found = dict(
-        conn.execute(f"SELECT term, doc FROM temp.chunk_terms WHERE term IN ({marks})", sorted(terms))
-    )
+    found = kept.kept_term_counts(generation, sorted(terms)) if generation and kept else {}
+    counted = sorted(terms - found.keys())
+    if counted:
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms USING fts5vocab(main, chunk_text, row)"
+        )
+        marks = ",".join("?" * len(counted))
+        rows = conn.execute(f"SELECT term, doc FROM temp.chunk_terms WHERE term IN ({marks})", counted)
+        now = dict(rows.fetchall())
+        now = {term: int(now.get(term, 0)) for term in counted}
+        if generation and kept:
+            kept.keep_term_counts(generation, now)
+        found.update(now)
     frequencies = {term: int(found.get(term, 0)) for term in terms}
     if generation:
         if len(_FREQUENCIES) > _FREQUENCIES_KEPT:

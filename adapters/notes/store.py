@@ -88,6 +88,14 @@ CREATE TABLE declined(
 );
 CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 """
+# How many chunks hold a stemmed term, per index generation: the IDF inputs a search
+# counted (``fts5vocab`` walks a common term's whole posting list, 40-130 ms at 100k
+# notes), kept so later processes reading the same generation need not count again.
+# Created on open, so an index of an earlier release gains it without a rebuild.
+TERM_COUNTS = """CREATE TABLE IF NOT EXISTS term_chunks(
+    generation TEXT NOT NULL, term TEXT NOT NULL, chunks INTEGER NOT NULL,
+    PRIMARY KEY (generation, term)
+) WITHOUT ROWID"""
 
 
 class IndexWriteError(Exception):
@@ -111,6 +119,7 @@ class Store:
         self._local = threading.local()
         self._epoch = 0
         self.rebuilt_reason: str | None = None
+        self.keeps_term_counts = False
 
     def open(self) -> None:
         """Open the index, starting afresh when it is corrupt or was built differently."""
@@ -119,13 +128,48 @@ class Store:
                 reason = self._mismatch()
             except sqlite3.DatabaseError as exc:
                 reason = f"index file was unreadable ({exc}); rebuilt"
-            if reason is None:
-                return
-            self.discard()
-            conn = self.conn()
-            conn.executescript(SCHEMA)
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", self.identity.items())
-            self.rebuilt_reason = reason
+            if reason is not None:
+                self.discard()
+                conn = self.conn()
+                conn.executescript(SCHEMA)
+                conn.executemany("INSERT INTO meta VALUES (?, ?)", self.identity.items())
+                self.rebuilt_reason = reason
+            try:
+                self.conn().execute(TERM_COUNTS)
+                self.keeps_term_counts = True
+            except sqlite3.OperationalError:  # a read-only index: searches count each time
+                self.keeps_term_counts = False
+
+    def kept_term_counts(self, generation: str, terms: list[str]) -> dict[str, int]:
+        """The chunk counts of ``terms`` some search kept for ``generation``."""
+        if not self.keeps_term_counts:
+            return {}
+        marks = ",".join("?" * len(terms))
+        rows = self.conn().execute(
+            f"SELECT term, chunks FROM term_chunks WHERE generation = ? AND term IN ({marks})",
+            [generation, *terms],
+        )
+        return dict(rows.fetchall())
+
+    def keep_term_counts(self, generation: str, counts: dict[str, int]) -> None:
+        """Keep what a search counted for ``generation``, dropping other generations'.
+        Only a cache: skipped, never waited for, while the index is being written."""
+        if not self.keeps_term_counts or not self.write_lock.acquire(blocking=False):
+            return
+        conn = self.conn()
+        try:
+            conn.execute("PRAGMA busy_timeout=0")
+            with self.transaction():
+                conn.execute("DELETE FROM term_chunks WHERE generation != ?", (generation,))
+                conn.executemany(
+                    "INSERT OR IGNORE INTO term_chunks VALUES (?, ?, ?)",
+                    [(generation, term, chunks) for term, chunks in counts.items()],
+                )
+        except (sqlite3.Error, IndexWriteError):
+            pass
+        finally:
+            conn.execute("PRAGMA busy_timeout=5000")
+            self.write_lock.release()
 
     def _mismatch(self) -> str | None:
         if not os.path.exists(self.path):

@@ -108,3 +108,41 @@ def test_chunks_holding_every_term_fill_the_pool_before_chunks_holding_some(
             proc.close()
         assert result["diagnostics"]["admitted_by"] == tier
         assert ("dense.md" in _records(result)) is (tier == "admission_rule")
+
+
+def test_term_counts_are_kept_per_generation_for_the_next_process(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Counting the chunks of a common term walks its whole posting list; a search keeps
+    the counts of its index generation, the next adapter process answers from them, and
+    a changed folder (a new generation) counts afresh."""
+    import sqlite3
+
+    base = tmp_path_factory.mktemp("kept")
+    for n in range(8):
+        write_note(base / "notes", f"ops/run-{n}.md", f"# Run {n}\n\nThe relay drill checks the vault.\n")
+    index = base / "work" / "notes-index.sqlite3"
+
+    def weights() -> dict[str, float]:
+        proc = NotesProcess()
+        try:
+            proc.initialize(str(base / "notes"), str(base / "work"))
+            return proc.search("relay drill", limit=5)["diagnostics"]["query_term_weights"]
+        finally:
+            proc.close()
+
+    counted = weights()
+    with sqlite3.connect(index) as db:
+        generation = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
+        kept = db.execute("SELECT generation, term, chunks FROM term_chunks ORDER BY term").fetchall()
+        assert kept == [(generation, "drill", 8), (generation, "relai", 8)]
+        db.execute("UPDATE term_chunks SET chunks = 1 WHERE term = 'relai'")  # as if counted so
+    from_kept = weights()
+    assert from_kept["relay"] > counted["relay"] and from_kept["drill"] == counted["drill"]
+
+    write_note(base / "notes", "ops/run-9.md", "# Run 9\n\nA relay.\n")
+    assert weights()["relay"] == pytest.approx(counted["relay"], abs=0.2)
+    with sqlite3.connect(index) as db:
+        now = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
+        assert now != generation
+        assert {row[0] for row in db.execute("SELECT generation FROM term_chunks")} == {now}
