@@ -53,6 +53,7 @@ from broker.contracts import (
     TimeoutBudget,
 )
 from broker.errors import PlanError, UnsatisfiableScope, UsageError
+from broker.reach import static_exclusion
 from broker.supervise import AdapterClient, AdapterFailure, AdapterSpec, Supervisor
 
 HANDSHAKE_LIMIT = timedelta(seconds=10)
@@ -266,12 +267,9 @@ async def consider(
     source: SourceConfig,
 ) -> Target | Exclusion:
     """Decide one member: its search, with a deadline from its own clock, or why it is left out."""
-    if not source.enabled:
-        return Exclusion(source, SkipReason.disabled)
-    if plan.named is not None and source.source_id not in plan.named:
-        return Exclusion(source, SkipReason.out_of_scope)
-    if source.sensitivity > plan.profile.max_sensitivity:
-        return Exclusion(source, SkipReason.sensitivity_ceiling)
+    left_out = static_exclusion(source, plan.profile, plan.named)
+    if left_out is not None:
+        return Exclusion(source, left_out)
 
     client = supervisor.client(adapter_spec(config, plan.profile.name, source))
     remaining = max((plan.deadline - datetime.now(UTC)).total_seconds(), 0.0)

@@ -9,7 +9,6 @@ deadlines or retries; :mod:`broker.supervise.client` decides those.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import time
 from collections import deque
@@ -21,7 +20,7 @@ from typing import Any
 
 import anyio
 import orjson
-from anyio.abc import ByteReceiveStream, Process, TaskGroup
+from anyio.abc import TaskGroup
 
 from adapter_sdk.protocol import (
     FrameError,
@@ -34,7 +33,9 @@ from adapter_sdk.protocol import (
     notification_frame,
     request_frame,
 )
+from broker import prestart
 from broker.supervise.failure import AdapterFailure, FailureReason
+from broker.supervise.pipes import PipeProcess, PipeReceiveStream
 
 STDERR_TAIL_LINES = 64
 STDERR_LINE_BYTES = 1024
@@ -98,7 +99,7 @@ class Pending:
 
 
 class AdapterProcess:
-    def __init__(self, process: Process, source_id: str, capture: Capture, started_ns: int):
+    def __init__(self, process: PipeProcess, source_id: str, capture: Capture, started_ns: int):
         self.process = process
         self.pid = process.pid
         self.source_id = source_id
@@ -288,14 +289,8 @@ class AdapterProcess:
                 await self.process.stdin.aclose()
 
     async def _release_pipes(self, wait: float) -> None:
-        """Close our ends of the pipes; a dead child is waited for, an unkillable one is not.
-
-        A child that died may not be reaped yet (the exit is reported by a watcher
-        thread): its report must reach the event loop before the loop closes, or
-        asyncio complains on the user's terminal. Waiting costs nothing but that
-        thread's scheduling. Streams are closed directly, never by ``aclose``,
-        whose kill on a timeout would reap the child behind the loop's back.
-        """
+        """Close our ends of the pipes; a dead child is reaped, an unkillable one is not
+        waited for."""
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
                 with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -307,8 +302,8 @@ class AdapterProcess:
         try:
             os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):
-            # it left its group. Signal the pid directly (ours until reaped), never
-            # through Popen, whose poll would reap it behind the event loop's back
+            # it left its group. Signal the pid directly: it is ours until reaped, and
+            # reading returncode reaps it if it has ended, so a reused pid is never hit
             if self.process.returncode is None and _running(self.pid):
                 with suppress(ProcessLookupError, PermissionError):
                     os.kill(self.pid, sig)
@@ -347,25 +342,24 @@ def _group_has_live_members(pgid: int) -> bool:
 
 
 async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> AdapterProcess:
-    """Start the adapter in its own process group; its readers run in ``tasks``."""
-    env = {**os.environ, **spec.env}
-    command = _resolve_command(spec, env)
-    try:
-        spec.workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _spawn_failure(spec, f"cannot create its workdir {spec.workdir}: {exc}") from None
-    started_ns = time.perf_counter_ns()
-    try:
-        # Shielded: a spawn cancelled halfway kills the child but cannot wait for it,
-        # and its exit would then reach a closed event loop. Spawning is quick; a
-        # cancellation is taken at the caller's next checkpoint, which stops it.
-        with anyio.CancelScope(shield=True):
-            process = await anyio.open_process(
-                [command, *spec.argv[1:]], env=env, cwd=spec.cwd, start_new_session=True
-            )
-    except OSError as exc:
-        raise _spawn_failure(spec, f"cannot start {spec.argv[0]!r}: {exc}") from None
-    adapter = AdapterProcess(process, spec.source_id, capture, started_ns)
+    """Start the adapter in its own process group (or adopt the one a cold command
+    started for this very spec, ``broker.prestart``); its readers run in ``tasks``."""
+    started = prestart.take(prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd))
+    if started is not None:
+        popen, started_ns = started
+    else:
+        env = {**os.environ, **spec.env}
+        command = _resolve_command(spec, env)
+        try:
+            spec.workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _spawn_failure(spec, f"cannot create its workdir {spec.workdir}: {exc}") from None
+        started_ns = time.perf_counter_ns()
+        try:
+            popen = prestart.launch(command, spec.argv, env, spec.cwd)
+        except OSError as exc:
+            raise _spawn_failure(spec, f"cannot start {spec.argv[0]!r}: {exc}") from None
+    adapter = AdapterProcess(PipeProcess(popen), spec.source_id, capture, started_ns)
     tasks.start_soon(adapter.pump)
     return adapter
 
@@ -373,12 +367,9 @@ async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> Adapte
 def _resolve_command(spec: AdapterSpec, env: dict[str, str]) -> str:
     if not spec.argv or not spec.argv[0]:
         raise _spawn_failure(spec, "no adapter command is configured")
-    command = spec.argv[0]
-    if os.sep in command:
-        return command
-    found = shutil.which(command, path=env.get("PATH", os.defpath))
+    found = prestart.resolve_command(spec.argv[0], env)
     if found is None:
-        raise _spawn_failure(spec, f"command {command!r} is not on PATH")
+        raise _spawn_failure(spec, f"command {spec.argv[0]!r} is not on PATH")
     return found
 
 
@@ -391,7 +382,7 @@ def _spawn_failure(spec: AdapterSpec, what: str) -> AdapterFailure:
     )
 
 
-def _chunks(stream: ByteReceiveStream) -> Callable[[], Awaitable[bytes]]:
+def _chunks(stream: PipeReceiveStream) -> Callable[[], Awaitable[bytes]]:
     async def receive() -> bytes:
         try:
             return await stream.receive(_READ_CHUNK)

@@ -7,9 +7,12 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from broker.errors import UsageError
+
+if TYPE_CHECKING:
+    from broker.contracts import QueryRequest
 
 T = TypeVar("T")
 
@@ -60,19 +63,25 @@ def parse_time(value: str, flag: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def with_broker(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``work(broker)`` against the local configuration, a ``--server``, or the resident broker."""
+def with_broker(
+    args: argparse.Namespace, work: Callable[[Any], Awaitable[T]],
+    request: QueryRequest | None = None,
+) -> T:
+    """Run ``work(broker)`` against the local configuration, a ``--server``, or the resident broker.
+
+    Given the ``request`` ``work`` will ask, a local broker's adapters for it are
+    launched before the broker is imported (``broker.reach.start_contacted``)."""
     resident = getattr(args, "resident", None)
     if resident is not None:
         return resident(work)  # type: ignore[no-any-return]
-
-    import anyio
 
     token_env = getattr(args, "auth_token_env", None)
     server = getattr(args, "server", None)
     if token_env and not server:
         raise UsageError("--auth-token-env needs --server")
     if server:
+        import anyio
+
         from broker.surfaces.client import RemoteBroker
 
         token = os.environ.get(token_env) if token_env else None
@@ -85,16 +94,26 @@ def with_broker(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -
 
         return anyio.run(remote)
 
-    from broker.app import open_broker
+    from broker import prestart
     from broker.config import load_config
 
     config = load_config()
+    try:
+        if request is not None:
+            from broker.reach import start_contacted
 
-    async def local() -> T:
-        async with open_broker(config) as broker:
-            return await work(broker)
+            start_contacted(config, request)
+        import anyio
 
-    return anyio.run(local)
+        from broker.app import open_broker
+
+        async def local() -> T:
+            async with open_broker(config) as broker:
+                return await work(broker)
+
+        return anyio.run(local)
+    finally:
+        prestart.discard()
 
 
 def print_json(data: Any) -> None:

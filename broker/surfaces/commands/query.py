@@ -128,12 +128,13 @@ def parse_scope(items: list[str]) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    request = build_request(args)
+    response = with_broker(args, lambda broker: broker.query(request), request)
+
     from broker.app import exit_code
     from broker.render.human import render_query
     from broker.render.pointer import pointer_projection
 
-    request = build_request(args)
-    response = with_broker(args, lambda broker: broker.query(request))
     if args.json:
         print_json(response.to_json() if args.explain else pointer_projection(response))
     else:

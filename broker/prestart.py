@@ -1,0 +1,97 @@
+"""Adapter processes launched before the broker is imported, for one cold command.
+
+A cold ``recall query`` spends most of its time importing the broker, and an
+adapter spends most of its start-up importing itself; started first, the adapter
+boots on another CPU meanwhile. :func:`launch` starts a process exactly as
+:func:`broker.supervise.process.spawn` does (its own session, pipes for stdin,
+stdout and stderr, the workdir created 0700); :func:`start` does so ahead of
+time and keeps it under what ``spawn`` will be asked for, which :func:`take`
+hands over; :func:`discard` ends and reaps every one never taken, so none
+outlives the command. Standard library only: this runs before anything else.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+# (source_uid, argv, env, workdir, cwd): what a spawn must be asked for to adopt a process
+Key = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None]
+DISCARD_WAIT = 2.0
+
+_started: dict[Key, tuple[subprocess.Popen[bytes], int]] = {}
+
+
+def key(source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path, cwd: str | None) -> Key:
+    return (source_uid, tuple(argv), tuple(sorted(env.items())), str(workdir), cwd)
+
+
+def resolve_command(command: str, env: Mapping[str, str]) -> str | None:
+    """The program ``command`` names: itself when it holds a path, else found on
+    ``env``'s PATH; None when it is not there."""
+    if os.sep in command:
+        return command
+    return shutil.which(command, path=env.get("PATH", os.defpath))
+
+
+def launch(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str | None) -> subprocess.Popen[bytes]:
+    """Start ``command`` with ``argv[1:]`` in a session of its own, so its process group
+    holds everything it starts; raises OSError when it cannot be started."""
+    return subprocess.Popen(
+        [command, *argv[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=dict(env), cwd=cwd, start_new_session=True, bufsize=0,
+    )
+
+
+def start(source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path, cwd: str | None = None) -> None:
+    """Launch one source's adapter ahead of its spawn. Anything that stops it (no such
+    program, a workdir that cannot be made) is left for the spawn to meet and report."""
+    if not argv or not argv[0]:
+        return
+    environment = {**os.environ, **env}
+    command = resolve_command(argv[0], environment)
+    if command is None:
+        return
+    try:
+        workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        started_ns = time.perf_counter_ns()
+        process = launch(command, argv, environment, cwd)
+    except OSError:
+        return
+    _started[key(source_uid, argv, env, workdir, cwd)] = (process, started_ns)
+
+
+def take(wanted: Key) -> tuple[subprocess.Popen[bytes], int] | None:
+    """The process started for ``wanted`` and when (``perf_counter_ns``), if one was
+    and still runs; it is the caller's from here on."""
+    found = _started.pop(wanted, None)
+    if found is not None and found[0].poll() is not None:
+        _end(found[0])
+        return None
+    return found
+
+
+def discard() -> None:
+    """End every process started and never taken, with everything in its group."""
+    while _started:
+        _, (process, _) = _started.popitem()
+        _end(process)
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.wait(DISCARD_WAIT)
+    except subprocess.TimeoutExpired:
+        pass

@@ -1,0 +1,52 @@
+"""Which sources a query may contact, decided from the configuration alone.
+
+These are planning's static checks, which :func:`broker.plan.consider` runs
+before any adapter is started: a member of the profile is left out when it is
+disabled, outside the sources the scope names, or above the profile's
+sensitivity ceiling. Nothing here is asynchronous, so a cold command can start
+the adapters it will ask (:mod:`broker.prestart`) before it imports the broker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from broker import prestart
+from broker.config import Config, Profile, SourceConfig
+from broker.contracts import QueryRequest, SkipReason
+
+
+def static_exclusion(source: SourceConfig, profile: Profile, named: Sequence[str] | None) -> SkipReason | None:
+    """Why ``source`` is left out without being contacted, or None if it is asked."""
+    if not source.enabled:
+        return SkipReason.disabled
+    if named is not None and source.source_id not in named:
+        return SkipReason.out_of_scope
+    if source.sensitivity > profile.max_sensitivity:
+        return SkipReason.sensitivity_ceiling
+    return None
+
+
+def contacted(config: Config, request: QueryRequest) -> list[SourceConfig]:
+    """The members of the request's profile that its plan will contact. A request
+    the plan refuses (an unknown profile, say) contacts none."""
+    profile = config.profiles.get(request.profile or config.defaults.profile)
+    if profile is None:
+        return []
+    named = list(request.scope.source_ids or []) or None
+    members = [s for s in (config.source(i) for i in profile.sources) if s is not None]
+    return [s for s in members if static_exclusion(s, profile, named) is None]
+
+
+def start_contacted(config: Config, request: QueryRequest) -> None:
+    """Launch the adapters the request's plan will contact, ahead of their spawn
+    (:mod:`broker.prestart`): a cold command imports the broker meanwhile."""
+    profile = config.profiles.get(request.profile or config.defaults.profile)
+    if profile is None:
+        return
+    for source in contacted(config, request):
+        registration = config.adapter_for(source)
+        prestart.start(
+            source.source_uid, registration.argv, registration.env,
+            config.workdir(profile.name, source.source_uid),
+        )
