@@ -20,13 +20,23 @@ EXIT_POLL_FIRST = 0.001
 EXIT_POLL_MOST = 0.02
 
 
-class PipeReceiveStream:
+class _Pipe:
+    """Our end of one pipe, made non-blocking; closing it wakes whoever waits on it."""
+
     def __init__(self, pipe: IO[bytes]) -> None:
         self._pipe = pipe
         self._fd = pipe.fileno()
         os.set_blocking(self._fd, False)
         self._closed = False
 
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            anyio.notify_closing(self._fd)
+            self._pipe.close()
+
+
+class PipeReceiveStream(_Pipe):
     async def receive(self, max_bytes: int = 65536) -> bytes:
         """Up to ``max_bytes``; raises ``anyio.EndOfStream`` once the other end closed."""
         while True:
@@ -42,20 +52,8 @@ class PipeReceiveStream:
             await anyio.lowlevel.checkpoint()
             return data
 
-    async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            anyio.notify_closing(self._fd)
-            self._pipe.close()
 
-
-class PipeSendStream:
-    def __init__(self, pipe: IO[bytes]) -> None:
-        self._pipe = pipe
-        self._fd = pipe.fileno()
-        os.set_blocking(self._fd, False)
-        self._closed = False
-
+class PipeSendStream(_Pipe):
     async def send(self, data: bytes) -> None:
         """All of ``data``; raises ``anyio.BrokenResourceError`` once the reader is gone."""
         view = memoryview(data)
@@ -71,12 +69,6 @@ class PipeSendStream:
                 raise anyio.BrokenResourceError from exc
             view = view[written:]
         await anyio.lowlevel.checkpoint()
-
-    async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            anyio.notify_closing(self._fd)
-            self._pipe.close()
 
 
 class PipeProcess:
