@@ -5,7 +5,7 @@ exact-match partition and ordering → successor promotion (the exact rule is
 in :mod:`broker.fusion.succession`) → withholding of clusters whose verdict is
 not shown as evidence (all but current and ambiguous_supersession) →
 selection (floor, host suppression, near-duplicate, limit, duplicate views) →
-rendering.
+rendering (each result lists its members down to the next result's score).
 
 Pure: no I/O and no clock (the evaluation instant is a parameter), and the
 output is identical under any order of ``candidates`` and ``sources``.
@@ -72,6 +72,8 @@ def fuse(
         suppress_lineages=params.suppress_lineages,
         floor_exempt=promotion.floor_exempt,
     )
+    # each shown cluster lists its members down to the score of the cluster after it
+    following = [*selection.shown[1:], selection.following]
     out.results = [
         render(
             cluster,
@@ -79,8 +81,9 @@ def fuse(
             rank_constant=params.rank_constant,
             exact_promoted=id(cluster) in promoted,
             temporal=temporal_explanation(cluster, state, promotion),
+            next_score=after.score if after is not None else None,
         )
-        for cluster in selection.shown
+        for cluster, after in zip(selection.shown, following, strict=False)
     ]
     out.suppressed = sorted(
         stale + selection.suppressed,
