@@ -36,7 +36,8 @@ def render(
     temporal: TemporalExplanation | None,
     next_score: float | None,
 ) -> Result:
-    """``next_score``: the score of the result that follows this one (None for the last)."""
+    """``next_score``: the score of the result after this one, shown or cut by the limit
+    (``None``: every member is listed)."""
     basis = cluster.basis.primary
     explanation = Explanation(
         source_uid=basis.source_uid,

@@ -3,6 +3,8 @@ from __future__ import annotations
 import pytest
 from fusion_builders import cand, facts, run
 
+from broker.contracts import Mode
+
 TWO = [facts("notes"), facts("mail")]
 
 
@@ -157,3 +159,12 @@ def test_every_record_of_a_cluster_is_listed_however_weak() -> None:
     assert [r.primary.source_record_id for r in out.results] == ["a.md", "b.md"]
     # the mail is corroborating evidence of its own: listed although it scores below b.md
     assert [m.lineage_root for m in out.results[0].members] == ["01NOTES:a.md#L1-L4", "01MAIL:m1"]
+
+
+def test_pre_reply_lists_every_chunk_so_the_host_ledger_holds_them_all() -> None:
+    # a chunk left out of the list would make the same note count as new on the next turn
+    out = run(_long_note_and_another(), mode=Mode.pre_reply)
+    assert len(out.results[0].members) == 4
+    repeated = run(_long_note_and_another(), mode=Mode.pre_reply,
+                   suppress_lineages=frozenset(m.lineage_root for m in out.results[0].members))
+    assert [r.primary.source_record_id for r in repeated.results] == ["b.md"]
