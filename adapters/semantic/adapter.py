@@ -18,11 +18,11 @@ vector_similarity``), and each candidate names the lexical source's chunk it
 projects (``derived_from``), so the broker fuses the two legs by reciprocal
 rank into one result per chunk.
 
-Ranking: the admitted chunks by similarity, taken in rounds over notes (every
-note's best chunk, then every note's second best, ...), because the broker
-shows all the chunks of one note as one result: without the rounds, a long
-note matching loosely everywhere (a change log) fills the limit with its
-weaker chunks and pushes the next note's best chunk out of sight.
+Ranking: the admitted chunks by similarity, best first. A long note may fill
+much of the list; the broker shows it as one result and lists its chunks only
+while they outrank the next result (``broker.fusion.explain``), so its weak
+chunks never stand ahead of another note's best one, and each chunk's rank
+here stays its true similarity rank, which fusion reads.
 """
 
 from __future__ import annotations
@@ -59,11 +59,10 @@ from adapter_sdk.protocol import (
     Sensitivity,
 )
 from adapter_sdk.server import Adapter, log
-from adapters.semantic.index import MODEL_KEY, IndexedChunk, VectorIndex
+from adapters.semantic.index import MODEL_KEY, VectorIndex
 
 ADAPTER_ID = "recall-semantic/1"
 DEFAULT_LIMIT = 20
-POOL_FACTOR = 3  # chunks ranked per result slot, so rounds over notes have chunks to pick from
 DEFAULT_SIMILARITY_FLOOR = 0.35
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -187,15 +186,13 @@ class SemanticAdapter(Adapter):
         query = index.embed_query(params.query)
         similarity = snapshot.matrix @ query
         limit = params.limit or DEFAULT_LIMIT
-        pool = min(limit * POOL_FACTOR, len(similarity))
+        pool = min(limit, len(similarity))
         if len(similarity) > pool:  # the top of the pool in linear time, then only those sorted
             top = np.argpartition(-similarity, pool - 1)[:pool]
             order = top[np.argsort(-similarity[top], kind="stable")]
         else:
             order = np.argsort(-similarity, kind="stable")
-        admitted = one_per_note_first(
-            [int(i) for i in order if similarity[i] >= self.floor], snapshot.chunks
-        )[:limit]
+        admitted = [int(i) for i in order if similarity[i] >= self.floor]
         diagnostics["best_similarity"] = round(float(similarity[order[0]]), 4) if len(order) else None
         diagnostics["admitted"] = len(admitted)
         observed = datetime.now(UTC)
@@ -278,14 +275,3 @@ class SemanticAdapter(Adapter):
         if self.building:
             log("semantic index build interrupted by shutdown; embedded chunks are kept")
 
-
-def one_per_note_first(ranked: list[int], chunks: list[IndexedChunk]) -> list[int]:
-    """``ranked`` (chunk indexes, best first) in rounds over notes, each round in rank order
-    (see the module docstring)."""
-    seen: dict[str, int] = {}
-    rounds = []
-    for position, i in enumerate(ranked):
-        nth = seen.get(chunks[i].path, 0)
-        seen[chunks[i].path] = nth + 1
-        rounds.append((nth, position))
-    return [ranked[position] for _, position in sorted(rounds)]

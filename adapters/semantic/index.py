@@ -8,19 +8,25 @@ across edits, renames and rebuilds. ``build`` re-scans the folder, embeds only
 the chunks the store lacks (``prepare`` finds them without model work,
 ``embed`` embeds them, meant for a background thread), and swaps in the new
 in-memory matrix when done; searches read whatever matrix was swapped in last.
+
+The store also remembers each note's chunks (lines, title, preview, embedding
+key) with the size and modification time it had when chunked, so a re-scan
+reads and parses only the notes that changed: at 10,000 notes, re-chunking
+every note is seconds of CPU at each adapter start.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from adapter_sdk.markdown.chunking import indexable, parse_note
 from adapters.notes.scan import scan
@@ -56,10 +62,12 @@ class Snapshot:
 
 @dataclass
 class Pending:
-    """A scan's chunks, their texts and store keys, and the embeddings already stored."""
+    """A scan's chunks, their store keys, the embeddings already stored, and the text of
+    each chunk read from its note in this scan (by position; a chunk known from the store
+    has none, and is never missing, since its note is re-read when any of its keys is)."""
 
     chunks: list[IndexedChunk]
-    texts: list[str]
+    texts: dict[int, str]
     keys: list[str]
     vectors: dict[str, bytes]
 
@@ -68,8 +76,20 @@ class Pending:
         return [i for i, key in enumerate(self.keys) if key not in self.vectors]
 
 
+class _Remembered(NamedTuple):
+    """A note as the store remembers it: its stat when chunked, and its chunks as
+    (start line, end line, title, preview, embedding key)."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+    chunks: list[tuple[Any, ...]]
+
+
 class VectorIndex:
-    def __init__(self, root: str, store_dir: str, encoder_factory: type[Encoder] | None = None) -> None:
+    def __init__(
+        self, root: str, store_dir: str, encoder_factory: Callable[[], Encoder] | None = None
+    ) -> None:
         self.root = root
         self.path = Path(store_dir) / "embeddings.sqlite3"
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +103,11 @@ class VectorIndex:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS embeddings(key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
             )
+            conn.execute(  # a store may serve several folders: notes are keyed by folder too
+                "CREATE TABLE IF NOT EXISTS note_chunks(root TEXT NOT NULL, path TEXT NOT NULL,"
+                " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL,"
+                " chunks TEXT NOT NULL, PRIMARY KEY (root, path))"
+            )
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -91,6 +116,19 @@ class VectorIndex:
             yield conn
         finally:
             conn.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One commit for many rows: without it every row of an ``executemany`` is a
+        transaction of its own, and a disk sync (30 s for the chunks of 10,000 notes)."""
+        with self._connect() as conn:
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     @property
     def encoder(self) -> Encoder:
@@ -112,13 +150,10 @@ class VectorIndex:
         """Re-scan the folder; swap in a complete snapshot at once when every chunk is already
         embedded, else return the work left for ``embed`` (no model work happens here)."""
         try:
-            chunks, texts = self._chunks()
-            keys = [hashlib.sha256(f"{MODEL_KEY}\n{t}".encode()).hexdigest() for t in texts]
-            vectors = self._stored(keys)
+            pending = self._chunks()
         except (OSError, sqlite3.Error) as exc:
             self.last_error = f"{type(exc).__name__}: {exc}"
             return None
-        pending = Pending(chunks, texts, keys, vectors)
         if pending.missing:
             return pending
         self._swap(pending)
@@ -139,7 +174,7 @@ class VectorIndex:
                         (pending.keys[i], encoded[n].astype(np.float16).tobytes())
                         for n, i in enumerate(batch)
                     ]
-                    with self._connect() as conn:
+                    with self._transaction() as conn:
                         conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", rows)
                     pending.vectors.update(rows)
                 self._swap(pending)
@@ -150,32 +185,82 @@ class VectorIndex:
     def _swap(self, pending: Pending) -> None:
         import numpy as np
 
-        matrix = np.zeros((len(pending.chunks), 384), dtype=np.float32)
-        for n, key in enumerate(pending.keys):
-            matrix[n] = np.frombuffer(pending.vectors[key], dtype=np.float16)
+        stacked = b"".join(pending.vectors[key] for key in pending.keys)  # one copy, not one per row
+        matrix = np.frombuffer(stacked, dtype=np.float16).reshape(len(pending.keys), 384).astype(np.float32)
         files = len({c.path for c in pending.chunks})
         self._snapshot = Snapshot(pending.chunks, matrix, True, time.time(), files)
 
-    def _chunks(self) -> tuple[list[IndexedChunk], list[str]]:
-        settings = NotesSettings()
-        chunks: list[IndexedChunk] = []
-        texts: list[str] = []
-        for rel in sorted(scan(self.root, settings).files):
-            try:
-                data = (Path(self.root) / rel).read_bytes()
-                text = data.decode("utf-8")
-            except (OSError, UnicodeDecodeError):
+    def _chunks(self) -> Pending:
+        """Every note's chunks: from the store while the note's size and modification time
+        are those it was chunked at and all its chunks are embedded, else read and parsed
+        again (and remembered)."""
+        files = scan(self.root, NotesSettings()).files
+        known = {
+            path: _Remembered(size, mtime_ns, sha256, [tuple(row) for row in json.loads(rows)])
+            for path, size, mtime_ns, sha256, rows in self._notes()
+        }
+        unchanged = {
+            path: note for path, note in known.items()
+            if path in files and (files[path].size, files[path].mtime_ns) == (note.size, note.mtime_ns)
+        }
+        vectors = self._stored([key for note in unchanged.values() for *_, key in note.chunks])
+        pending = Pending([], {}, [], vectors)
+        parsed: list[tuple[str, int, int, str, str]] = []
+        forgotten = [path for path in known if path not in files]
+        for rel in sorted(files):
+            remembered = unchanged.get(rel)
+            if remembered is not None and all(key in vectors for *_, key in remembered.chunks):
+                for start, end, title, preview, key in remembered.chunks:
+                    pending.chunks.append(IndexedChunk(rel, start, end, title, preview, remembered.sha256))
+                    pending.keys.append(key)
                 continue
-            digest = hashlib.sha256(data).hexdigest()
-            for chunk in parse_note(rel, text).chunks:
-                body = indexable(chunk.indexed_body).strip()
-                if not body:  # a heading alone says what follows, not what is there
-                    continue
-                chunks.append(
-                    IndexedChunk(rel, chunk.start_line, chunk.end_line, chunk.title, chunk.preview, digest)
-                )
-                texts.append(f"{chunk.title}\n{body}")
-        return chunks, texts
+            note = self._parse(rel, pending)
+            if note is None:
+                forgotten.append(rel)
+            else:
+                parsed.append((rel, files[rel].size, files[rel].mtime_ns, *note))
+        pending.vectors.update(self._stored([pending.keys[i] for i in pending.texts]))
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO note_chunks VALUES (?, ?, ?, ?, ?, ?)",
+                [(self.root, *note) for note in parsed],
+            )
+            conn.executemany(
+                "DELETE FROM note_chunks WHERE root = ? AND path = ?",
+                [(self.root, path) for path in forgotten],
+            )
+        return pending
+
+    def _parse(self, rel: str, pending: Pending) -> tuple[str, str] | None:
+        """Append the note's chunks, keys and texts to ``pending``; the note's digest and its
+        chunks as the store remembers them, or None when it cannot be read."""
+        try:
+            data = (Path(self.root) / rel).read_bytes()
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        digest = hashlib.sha256(data).hexdigest()
+        rows = []
+        for chunk in parse_note(rel, text).chunks:
+            body = indexable(chunk.indexed_body).strip()
+            if not body:  # a heading alone says what follows, not what is there
+                continue
+            embedded = f"{chunk.title}\n{body}"
+            key = hashlib.sha256(f"{MODEL_KEY}\n{embedded}".encode()).hexdigest()
+            pending.texts[len(pending.chunks)] = embedded
+            pending.chunks.append(
+                IndexedChunk(rel, chunk.start_line, chunk.end_line, chunk.title, chunk.preview, digest)
+            )
+            pending.keys.append(key)
+            rows.append((chunk.start_line, chunk.end_line, chunk.title, chunk.preview, key))
+        return digest, json.dumps(rows)
+
+    def _notes(self) -> list[tuple[str, int, int, str, str]]:
+        with self._connect() as conn:
+            return conn.execute(
+                "SELECT path, size, mtime_ns, sha256, chunks FROM note_chunks WHERE root = ?",
+                (self.root,),
+            ).fetchall()
 
     def _stored(self, keys: list[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}

@@ -7,7 +7,7 @@ key                 value                                            links
 ==================  ===============================================  ======================
 record              source_uid, source_record_id                     dup + same
 fingerprint         record_type, content_fingerprint                 dup
-location-record     resolved location, record_type, source_record_id dup
+location-record     resolved location, record_type, source_record_id dup + same
 view                record_type, source_record_id, fingerprint,      dup + same + view
                     source_revision (all non-empty)
 entity              metadata.entity_type or record_type, entity_id   same
@@ -19,6 +19,11 @@ name                record_type, normalized title or alias           same
 groups into corroboration units (one record seen again), ``view`` folds two views
 of one record into one result slot. Every key is scoped by the group's temporal
 verdict, so stale evidence never merges with, nor corroborates, current evidence.
+
+Unlike the reference, where location-record only collapses corroboration, one
+file at one location is also one result: when two sources over one folder (the
+notes adapter and the semantic leg over it) each found other chunks of a note,
+the note is shown once, not twice.
 
     cluster_score = min(sum of accepted unit scores, corroboration_cap * max unit score)
 
@@ -135,7 +140,7 @@ def build_clusters(
     relations = {
         "record": (dup, same),
         "fingerprint": (dup,),
-        "location-record": (dup,),
+        "location-record": (dup, same),
         "view": (dup, same, view),
         "entity": (same,),
         "name": (same,),

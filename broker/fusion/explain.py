@@ -2,6 +2,10 @@
 
 The explanation describes the score basis (the group that earned the score),
 which may differ from the displayed primary under the document-chunk rule.
+Members are listed best first, and a record's further chunks only while they
+score at least as well as the next result: every record of the cluster is
+listed by its strongest chunk, but a long note matching loosely everywhere
+does not list its weak chunks ahead of the next note's best one.
 ``freshness`` carries only what the candidate knows; the application layer
 completes it from the source's health and manifest.
 """
@@ -18,7 +22,8 @@ from broker.contracts import (
     TemporalExplanation,
     Verdict,
 )
-from broker.fusion.clusters import Cluster
+from broker.fusion.clusters import Cluster, strength
+from broker.fusion.groups import Group
 from broker.fusion.request import SourceFacts
 
 
@@ -29,7 +34,10 @@ def render(
     rank_constant: int,
     exact_promoted: bool,
     temporal: TemporalExplanation | None,
+    next_score: float | None,
 ) -> Result:
+    """``next_score``: the score of the result after this one, shown or cut by the limit
+    (``None``: every member is listed)."""
     basis = cluster.basis.primary
     explanation = Explanation(
         source_uid=basis.source_uid,
@@ -53,7 +61,7 @@ def render(
     )
     members = [
         Member(lineage_root=group.root, candidates=[c.model_copy() for c in group.candidates])
-        for group in sorted(cluster.groups, key=lambda g: (-g.score, g.root))
+        for group in _listed_groups(cluster, next_score)
     ]
     return Result(
         primary=cluster.representative.primary.model_copy(),
@@ -62,3 +70,16 @@ def render(
         score=cluster.score,
         verdict=None if cluster.verdict is Verdict.current else cluster.verdict,
     )
+
+
+def _listed_groups(cluster: Cluster, next_score: float | None) -> list[Group]:
+    """The cluster's groups to list as members, best first: the strongest group of each
+    unit (one record seen once or again), the displayed and score-basis groups, and any
+    other group scoring at least ``next_score``."""
+    always = {id(cluster.basis), id(cluster.representative)}
+    always.update(id(min(unit.groups, key=strength)) for unit in cluster.units)
+    return [
+        group
+        for group in sorted(cluster.groups, key=strength)
+        if id(group) in always or next_score is None or group.score >= next_score
+    ]

@@ -5,7 +5,8 @@ exact-match partition and ordering → successor promotion (the exact rule is
 in :mod:`broker.fusion.succession`) → withholding of clusters whose verdict is
 not shown as evidence (all but current and ambiguous_supersession) →
 selection (floor, host suppression, near-duplicate, limit, duplicate views) →
-rendering.
+rendering (each result lists its members down to the next result's score,
+except in ``pre_reply``).
 
 Pure: no I/O and no clock (the evaluation instant is a parameter), and the
 output is identical under any order of ``candidates`` and ``sources``.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from broker.contracts import SHOWN_VERDICTS, Candidate, Suppression, SuppressionReason
+from broker.contracts import SHOWN_VERDICTS, Candidate, Mode, Suppression, SuppressionReason
 from broker.errors import FusionError
 from broker.fusion.clusters import Cluster, build_clusters
 from broker.fusion.explain import render
@@ -72,6 +73,11 @@ def fuse(
         suppress_lineages=params.suppress_lineages,
         floor_exempt=promotion.floor_exempt,
     )
+    # each shown cluster lists its members down to the score of the cluster after it, but
+    # in pre_reply all of them: the host's ledger of what it was shown is read from them
+    following = [*selection.shown[1:], selection.following]
+    if params.mode is Mode.pre_reply:
+        following = [None] * len(selection.shown)
     out.results = [
         render(
             cluster,
@@ -79,8 +85,9 @@ def fuse(
             rank_constant=params.rank_constant,
             exact_promoted=id(cluster) in promoted,
             temporal=temporal_explanation(cluster, state, promotion),
+            next_score=after.score if after is not None else None,
         )
-        for cluster in selection.shown
+        for cluster, after in zip(selection.shown, following, strict=False)
     ]
     out.suppressed = sorted(
         stale + selection.suppressed,

@@ -30,6 +30,8 @@ class Selection:
     """The clusters shown, those withheld, and how many the limit dropped."""
 
     shown: list[Cluster] = field(default_factory=list)
+    following: Cluster | None = None
+    """The first cluster the limit cut, which the last shown one lists its members down to."""
     suppressed: list[Suppression] = field(default_factory=list)
     dropped: int = 0
     truncated: bool = False
@@ -59,6 +61,7 @@ def select(
     if limit > 0 and len(kept) > limit:
         out.dropped = len(kept) - limit
         out.truncated = True
+        out.following = kept[limit]
         kept = kept[:limit]
     out.shown = kept
     for cluster in kept:

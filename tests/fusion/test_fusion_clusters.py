@@ -3,6 +3,8 @@ from __future__ import annotations
 import pytest
 from fusion_builders import cand, facts, run
 
+from broker.contracts import Mode
+
 TWO = [facts("notes"), facts("mail")]
 
 
@@ -111,3 +113,58 @@ def test_derivative_unit_is_counted_after_the_records_it_restates() -> None:
     assert result.explanation.corroboration.independent_units == 2
     assert result.score == pytest.approx(1 / 65 + 1 / 66)
     assert result.explanation.lineage_root == "01NOTES:weekly.md"
+
+
+def test_a_note_two_sources_over_one_folder_found_apart_is_one_result() -> None:
+    # the lexical source found one chunk, the semantic leg over the same folder another
+    pool = [cand("notes:a.md#L1-L4", 1, title="Restore"), cand("mirror:a.md#L9-L12", 1, title="Drill")]
+    one_folder = run(pool, sources=[facts("notes", location="/home/u/notes"),
+                                    facts("mirror", location="/home/u/notes")])
+    assert len(one_folder.results) == 1
+    result = one_folder.results[0]
+    assert {m.lineage_root for m in result.members} == {"01NOTES:a.md#L1-L4", "01MIRROR:a.md#L9-L12"}
+    assert result.explanation.corroboration.independent_units == 1
+    two_folders = run(pool, sources=[facts("notes", location="/home/u/notes"),
+                                     facts("mirror", location="/srv/other")])
+    assert len(two_folders.results) == 2
+
+
+def _long_note_and_another(b_rank: int = 3) -> list:
+    return [cand(f"notes:long.md#L{n}0-L{n}9", rank) for n, rank in ((1, 1), (2, 2), (4, 4), (5, 5))] + [
+        cand("notes:b.md#L1-L9", b_rank)
+    ]
+
+
+def test_a_long_note_lists_only_the_chunks_that_outrank_the_next_result() -> None:
+    out = run(_long_note_and_another())
+    assert [r.primary.source_record_id for r in out.results] == ["long.md", "b.md"]
+    assert [m.lineage_root for m in out.results[0].members] == ["01NOTES:long.md#L10-L19",
+                                                                "01NOTES:long.md#L20-L29"]
+    assert [m.lineage_root for m in out.results[1].members] == ["01NOTES:b.md#L1-L9"]
+
+
+def test_the_last_result_lists_down_to_the_first_result_the_limit_cut() -> None:
+    limited = run(_long_note_and_another(), limit=1)
+    assert limited.truncated
+    assert len(limited.results[0].members) == 2
+    alone = run([c for c in _long_note_and_another() if c.source_record_id == "long.md"], limit=1)
+    assert len(alone.results[0].members) == 4
+
+
+def test_every_record_of_a_cluster_is_listed_however_weak() -> None:
+    linked = {"metadata": {"entity_id": "E1"}}
+    pool = [cand("notes:a.md#L1-L4", 1, **linked), cand("notes:a.md#L5-L8", 4, **linked),
+            cand("mail:m1", 5, **linked), cand("notes:b.md#L1-L9", 2)]
+    out = run(pool, sources=TWO)
+    assert [r.primary.source_record_id for r in out.results] == ["a.md", "b.md"]
+    # the mail is corroborating evidence of its own: listed although it scores below b.md
+    assert [m.lineage_root for m in out.results[0].members] == ["01NOTES:a.md#L1-L4", "01MAIL:m1"]
+
+
+def test_pre_reply_lists_every_chunk_so_the_host_ledger_holds_them_all() -> None:
+    # a chunk left out of the list would make the same note count as new on the next turn
+    out = run(_long_note_and_another(), mode=Mode.pre_reply)
+    assert len(out.results[0].members) == 4
+    repeated = run(_long_note_and_another(), mode=Mode.pre_reply,
+                   suppress_lineages=frozenset(m.lineage_root for m in out.results[0].members))
+    assert [r.primary.source_record_id for r in repeated.results] == ["b.md"]

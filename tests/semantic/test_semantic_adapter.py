@@ -115,7 +115,9 @@ def test_a_candidate_locator_expands_to_the_chunk_it_names(semantic: tuple[Adapt
         proc.expand("meaning:ops/docker.md#L2-L9", "full")
 
 
-def test_a_note_with_many_close_chunks_leaves_room_for_the_next_notes_best(tmp_path: Path) -> None:
+def test_chunks_rank_by_their_own_similarity_whichever_note_holds_them(tmp_path: Path) -> None:
+    # fusion reads these ranks: a note's second-best chunk must not be demoted below
+    # every other note's best (the broker shows one note once, listing its chunks itself)
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "changes.md").write_text("# Change log\n\n" + "".join(
@@ -130,10 +132,13 @@ def test_a_note_with_many_close_chunks_leaves_room_for_the_next_notes_best(tmp_p
         proc.initialize(str(notes), str(tmp_path / "work"), {"lexical_source": "notes"})
         _wait_until_built(proc)
         query = "formatting of long string literals"
-        ranked = [c["source_record_id"] for c in proc.search(query, limit=20)["candidates"]]
-        assert ranked[:2] == ["changes.md", "style.md"]  # every note's best chunk first
-        assert sorted(ranked[2:]) == ["changes.md", "changes.md"]
+        candidates = proc.search(query, limit=20)["candidates"]
+        similarities = [c["local_score"] for c in candidates]
+        assert similarities == sorted(similarities, reverse=True)
+        assert [c["local_rank"] for c in candidates] == list(range(1, len(candidates) + 1))
+        assert [c["source_record_id"] for c in candidates][:2] == ["changes.md", "changes.md"]
+        assert sorted(c["source_record_id"] for c in candidates) == ["changes.md"] * 3 + ["style.md"]
         limited = [c["source_record_id"] for c in proc.search(query, limit=2)["candidates"]]
-        assert limited == ["changes.md", "style.md"]
+        assert limited == ["changes.md", "changes.md"]
     finally:
         proc.close()

@@ -1,0 +1,107 @@
+"""The vector index remembers each note's chunks, so a re-scan reads only the notes that changed.
+
+With the real all-MiniLM-L6-v2 encoder; skipped where the semantic extra is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from broker.config.init import semantic_extra_missing
+
+if TYPE_CHECKING:
+    from adapters.semantic.index import VectorIndex
+    from adapters.semantic.model import Encoder
+
+pytestmark = pytest.mark.skipif(
+    bool(semantic_extra_missing()), reason=f"semantic extra not installed: {semantic_extra_missing()}"
+)
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Callable[[], Encoder]:
+    """One model for the module: loading it is most of a small build's time."""
+    from adapters.semantic.model import Encoder
+
+    shared = Encoder()
+    return lambda: shared
+
+
+def _index(root: Path, store: Path, encoder: Callable[[], Encoder]) -> VectorIndex:
+    from adapters.semantic.index import VectorIndex
+
+    return VectorIndex(str(root), str(store), encoder_factory=encoder)
+
+
+def _built(root: Path, store: Path, encoder: Callable[[], Encoder]) -> VectorIndex:
+    index = _index(root, store, encoder)
+    pending = index.prepare()
+    if pending is not None:
+        index.embed(pending)
+    assert index.last_error is None
+    return index
+
+
+def _previews(index: VectorIndex) -> dict[str, str]:
+    snapshot = index.snapshot()
+    assert snapshot is not None
+    return {c.path: c.preview for c in snapshot.chunks}
+
+
+def _write(path: Path, text: str, like: Path | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    if like is not None:
+        stat = like.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_an_edited_note_is_chunked_again_and_only_it_is_embedded(tmp_path: Path, encoder: Callable[[], Encoder]) -> None:
+    notes, store = tmp_path / "notes", tmp_path / "store"
+    _write(notes / "a.md", "# Backups\n\nNightly copies go to the offsite bucket.\n")
+    _write(notes / "b.md", "# Releases\n\nTags are signed by the release manager.\n")
+    _built(notes, store, encoder)
+    _write(notes / "a.md", "# Backups\n\nHourly copies go to the offsite bucket and a spare disk.\n")
+    os.utime(notes / "a.md", ns=(1, 2))  # a modification time of its own, whatever the clock
+    pending = _index(notes, store, encoder).prepare()
+    assert pending is not None
+    assert [pending.chunks[i].path for i in pending.missing] == ["a.md"]
+    again = _built(notes, store, encoder)
+    assert "Hourly copies" in _previews(again)["a.md"]
+
+
+def test_a_note_whose_size_and_mtime_are_unchanged_is_not_read_again(tmp_path: Path, encoder: Callable[[], Encoder]) -> None:
+    notes, store = tmp_path / "notes", tmp_path / "store"
+    _write(notes / "a.md", "# Backups\n\nNightly copies go to the offsite bucket.\n")
+    _built(notes, store, encoder)
+    kept = tmp_path / "kept.md"
+    _write(kept, "", like=notes / "a.md")
+    _write(notes / "a.md", "# Backups\n\nMonthly copies go to the offsite bucket.\n", like=kept)
+    assert "Nightly copies" in _previews(_built(notes, store, encoder))["a.md"]
+
+
+def test_a_deleted_note_leaves_the_index(tmp_path: Path, encoder: Callable[[], Encoder]) -> None:
+    notes, store = tmp_path / "notes", tmp_path / "store"
+    _write(notes / "a.md", "# Backups\n\nNightly copies go to the offsite bucket.\n")
+    _write(notes / "b.md", "# Releases\n\nTags are signed by the release manager.\n")
+    _built(notes, store, encoder)
+    (notes / "b.md").unlink()
+    assert set(_previews(_built(notes, store, encoder))) == {"a.md"}
+    _write(notes / "b.md", "# Releases\n\nTags are signed by the release manager.\n")
+    assert set(_previews(_built(notes, store, encoder))) == {"a.md", "b.md"}
+
+
+def test_two_folders_sharing_a_store_keep_their_own_notes(tmp_path: Path, encoder: Callable[[], Encoder]) -> None:
+    store = tmp_path / "store"
+    first, second = tmp_path / "first", tmp_path / "second"
+    _write(first / "readme.md", "# Team\n\nThe on-call rotation changes on Mondays.\n")
+    _built(first, store, encoder)
+    # same name, same size, same modification time, other words
+    _write(second / "readme.md", "# Team\n\nThe budget review happens on Fridays.\n", like=first / "readme.md")
+    assert "budget review" in _previews(_built(second, store, encoder))["readme.md"]
+    assert "on-call rotation" in _previews(_built(first, store, encoder))["readme.md"]
