@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.notes.scan import excluded_dir, wanted
+from adapters.notes.scan import RACY_WINDOW_NS, excluded_dir, wanted
 from adapters.notes.settings import NotesSettings
-from adapters.notes.sync import RACY_WINDOW_NS
 
 RECENT_NOTES = 256
 SWEEP_BELOW = 2000

@@ -16,6 +16,11 @@ from fnmatch import fnmatchcase
 
 from adapters.notes.settings import NotesSettings
 
+# A file whose content was read within this long of its modification time may be
+# written again without its size or mtime changing (coarse clocks, a second write in
+# the same tick), so a stat that matches such a record is not trusted: it is read again.
+RACY_WINDOW_NS = 2_000_000_000
+
 
 @dataclass(frozen=True)
 class FileStat:

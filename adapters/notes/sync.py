@@ -53,11 +53,10 @@ from adapters.notes.prepare import (
     prepare_bytes,
     prepare_file,
 )
-from adapters.notes.scan import FileStat, ScanResult, scan
+from adapters.notes.scan import RACY_WINDOW_NS, FileStat, ScanResult, scan
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store, row_counts
 
-RACY_WINDOW_NS = 2_000_000_000
 UNADDRESSABLE = "path contains '#', which a locator cannot name"
 UNADDRESSABLE_FIX = "rename the file without '#'"
 BINARY = "contains NUL bytes: not a text note"

@@ -12,7 +12,9 @@ in-memory matrix when done; searches read whatever matrix was swapped in last.
 The store also remembers each note's chunks (lines, title, preview, embedding
 key) with the size and modification time it had when chunked, so a re-scan
 reads and parses only the notes that changed: at 10,000 notes, re-chunking
-every note is seconds of CPU at each adapter start.
+every note is seconds of CPU at each adapter start. A note chunked within
+``RACY_WINDOW_NS`` of its last write is read again regardless, as the notes
+index does: it may have been rewritten since without its stat changing.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from adapter_sdk.markdown.chunking import indexable, parse_note
-from adapters.notes.scan import scan
+from adapters.notes.scan import RACY_WINDOW_NS, scan
 from adapters.notes.settings import NotesSettings
 
 if TYPE_CHECKING:
@@ -82,6 +84,7 @@ class _Remembered(NamedTuple):
 
     size: int
     mtime_ns: int
+    checked_ns: int  # when it was read and chunked
     sha256: str
     chunks: list[tuple[Any, ...]]
 
@@ -104,8 +107,9 @@ class VectorIndex:
                 "CREATE TABLE IF NOT EXISTS embeddings(key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
             )
             conn.execute(  # a store may serve several folders: notes are keyed by folder too
-                "CREATE TABLE IF NOT EXISTS note_chunks(root TEXT NOT NULL, path TEXT NOT NULL,"
-                " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL,"
+                "CREATE TABLE IF NOT EXISTS chunked_notes(root TEXT NOT NULL, path TEXT NOT NULL,"
+                " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, checked_ns INTEGER NOT NULL,"
+                " sha256 TEXT NOT NULL,"
                 " chunks TEXT NOT NULL, PRIMARY KEY (root, path))"
             )
 
@@ -196,16 +200,17 @@ class VectorIndex:
         again (and remembered)."""
         files = scan(self.root, NotesSettings()).files
         known = {
-            path: _Remembered(size, mtime_ns, sha256, [tuple(row) for row in json.loads(rows)])
-            for path, size, mtime_ns, sha256, rows in self._notes()
+            path: _Remembered(size, mtime_ns, checked_ns, sha256, [tuple(row) for row in json.loads(rows)])
+            for path, size, mtime_ns, checked_ns, sha256, rows in self._notes()
         }
         unchanged = {
             path: note for path, note in known.items()
             if path in files and (files[path].size, files[path].mtime_ns) == (note.size, note.mtime_ns)
+            and note.checked_ns - note.mtime_ns > RACY_WINDOW_NS  # else a same-size rewrite could hide
         }
         vectors = self._stored([key for note in unchanged.values() for *_, key in note.chunks])
         pending = Pending([], {}, [], vectors)
-        parsed: list[tuple[str, int, int, str, str]] = []
+        parsed: list[tuple[str, int, int, int, str, str]] = []
         forgotten = [path for path in known if path not in files]
         for rel in sorted(files):
             remembered = unchanged.get(rel)
@@ -214,19 +219,20 @@ class VectorIndex:
                     pending.chunks.append(IndexedChunk(rel, start, end, title, preview, remembered.sha256))
                     pending.keys.append(key)
                 continue
+            checked_ns = time.time_ns()
             note = self._parse(rel, pending)
             if note is None:
                 forgotten.append(rel)
             else:
-                parsed.append((rel, files[rel].size, files[rel].mtime_ns, *note))
+                parsed.append((rel, files[rel].size, files[rel].mtime_ns, checked_ns, *note))
         pending.vectors.update(self._stored([pending.keys[i] for i in pending.texts]))
         with self._transaction() as conn:
             conn.executemany(
-                "INSERT OR REPLACE INTO note_chunks VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO chunked_notes VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(self.root, *note) for note in parsed],
             )
             conn.executemany(
-                "DELETE FROM note_chunks WHERE root = ? AND path = ?",
+                "DELETE FROM chunked_notes WHERE root = ? AND path = ?",
                 [(self.root, path) for path in forgotten],
             )
         return pending
@@ -255,10 +261,10 @@ class VectorIndex:
             rows.append((chunk.start_line, chunk.end_line, chunk.title, chunk.preview, key))
         return digest, json.dumps(rows)
 
-    def _notes(self) -> list[tuple[str, int, int, str, str]]:
+    def _notes(self) -> list[tuple[str, int, int, int, str, str]]:
         with self._connect() as conn:
             return conn.execute(
-                "SELECT path, size, mtime_ns, sha256, chunks FROM note_chunks WHERE root = ?",
+                "SELECT path, size, mtime_ns, checked_ns, sha256, chunks FROM chunked_notes WHERE root = ?",
                 (self.root,),
             ).fetchall()
 

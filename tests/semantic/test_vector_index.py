@@ -32,6 +32,9 @@ def encoder() -> Callable[[], Encoder]:
     return lambda: shared
 
 
+OLD_NS = 1_704_067_200 * 10**9  # 2024-01-01
+
+
 def _index(root: Path, store: Path, encoder: Callable[[], Encoder]) -> VectorIndex:
     from adapters.semantic.index import VectorIndex
 
@@ -78,11 +81,26 @@ def test_an_edited_note_is_chunked_again_and_only_it_is_embedded(tmp_path: Path,
 def test_a_note_whose_size_and_mtime_are_unchanged_is_not_read_again(tmp_path: Path, encoder: Callable[[], Encoder]) -> None:
     notes, store = tmp_path / "notes", tmp_path / "store"
     _write(notes / "a.md", "# Backups\n\nNightly copies go to the offsite bucket.\n")
+    os.utime(notes / "a.md", ns=(OLD_NS, OLD_NS))  # last written long before it is chunked
     _built(notes, store, encoder)
     kept = tmp_path / "kept.md"
     _write(kept, "", like=notes / "a.md")
     _write(notes / "a.md", "# Backups\n\nMonthly copies go to the offsite bucket.\n", like=kept)
     assert "Nightly copies" in _previews(_built(notes, store, encoder))["a.md"]
+
+
+def test_a_note_rewritten_within_the_racy_window_is_read_again_despite_its_stat(
+    tmp_path: Path, encoder: Callable[[], Encoder]
+) -> None:
+    """Chunked within moments of its last write, a note can be written again with the same
+    size in the same clock tick: its unchanged stat proves nothing, so it is read again."""
+    notes, store = tmp_path / "notes", tmp_path / "store"
+    _write(notes / "a.md", "# Backups\n\nNightly copies go to the offsite bucket.\n")
+    _built(notes, store, encoder)
+    kept = tmp_path / "kept.md"
+    _write(kept, "", like=notes / "a.md")
+    _write(notes / "a.md", "# Backups\n\nMonthly copies go to the offsite bucket.\n", like=kept)
+    assert "Monthly copies" in _previews(_built(notes, store, encoder))["a.md"]
 
 
 def test_a_deleted_note_leaves_the_index(tmp_path: Path, encoder: Callable[[], Encoder]) -> None:
