@@ -27,24 +27,17 @@ def static_exclusion(source: SourceConfig, profile: Profile, named: Sequence[str
     return None
 
 
-def contacted(config: Config, request: QueryRequest) -> list[SourceConfig]:
-    """The members of the request's profile that its plan will contact. A request
-    the plan refuses (an unknown profile, say) contacts none."""
-    profile = config.profiles.get(request.profile or config.defaults.profile)
-    if profile is None:
-        return []
-    named = list(request.scope.source_ids or []) or None
-    members = [s for s in (config.source(i) for i in profile.sources) if s is not None]
-    return [s for s in members if static_exclusion(s, profile, named) is None]
-
-
 def start_contacted(config: Config, request: QueryRequest) -> None:
-    """Launch the adapters the request's plan will contact, ahead of their spawn
-    (:mod:`broker.prestart`): a cold command imports the broker meanwhile."""
+    """Launch the adapters of the members the request's plan will contact, ahead of
+    their spawn (:mod:`broker.prestart`): a cold command imports the broker meanwhile.
+    A request the plan refuses (an unknown profile, say) launches none."""
     profile = config.profiles.get(request.profile or config.defaults.profile)
     if profile is None:
         return
-    for source in contacted(config, request):
+    named = list(request.scope.source_ids or []) or None
+    for source in (config.source(i) for i in profile.sources):
+        if source is None or static_exclusion(source, profile, named) is not None:
+            continue
         registration = config.adapter_for(source)
         prestart.start(
             source.source_uid, registration.argv, registration.env,

@@ -242,12 +242,12 @@ def _document_frequencies(
         )
         marks = ",".join("?" * len(counted))
         rows = conn.execute(f"SELECT term, doc FROM temp.chunk_terms WHERE term IN ({marks})", counted)
-        now = dict(rows.fetchall())
-        now = {term: int(now.get(term, 0)) for term in counted}
+        held = dict(rows.fetchall())
+        now = {term: int(held.get(term, 0)) for term in counted}
         if generation and kept:
             kept.keep_term_counts(generation, now)
         found.update(now)
-    frequencies = {term: int(found.get(term, 0)) for term in terms}
+    frequencies = {term: found[term] for term in terms}
     if generation:
         if len(_FREQUENCIES) > _FREQUENCIES_KEPT:
             _FREQUENCIES.clear()

@@ -27,6 +27,7 @@ from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
 FORMAT = "notes-fts5/6"
 TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
+BUSY_TIMEOUT_MS = 5000  # how long a statement waits on another connection's lock
 BULK_CHECKPOINT_PAGES = 16384  # 64 MB of WAL between checkpoints during a large run
 _CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
@@ -168,7 +169,7 @@ class Store:
         except (sqlite3.Error, IndexWriteError):
             pass
         finally:
-            conn.execute("PRAGMA busy_timeout=5000")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self.write_lock.release()
 
     def _mismatch(self) -> str | None:
@@ -202,7 +203,7 @@ class Store:
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=5000")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             local.conn, local.epoch = conn, self._epoch
         return local.conn  # type: ignore[no-any-return]
 
