@@ -31,6 +31,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -62,10 +63,12 @@ from adapter_sdk.protocol import (
 from adapter_sdk.server import Adapter, Cancellation, current_cancellation
 from adapters.notes.catchup import Catchup, Progress
 from adapters.notes.freshness import describe, quick_check
+from adapters.notes.ranker import Ranker, tantivy_installed
+from adapters.notes.ranker import wanted as ranker_wanted
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
 from adapters.notes.settings import SETTINGS_SCHEMA, NotesSettings, parse_settings
-from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption
+from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption, row_counts
 from adapters.notes.sync import SyncReport
 from adapters.notes.watch import Watcher
 
@@ -98,6 +101,7 @@ class NotesAdapter(Adapter):
         self.store: Store | None = None
         self.catchup: Catchup | None = None
         self.watcher: Watcher | None = None
+        self.ranker: Ranker | None = None
         self.last_success_at: datetime | None = None
         self.repo: GitRepo | None = None
         self.snapshot_unavailable: str | None = None  # why as_of filters in a git work tree
@@ -131,12 +135,15 @@ class NotesAdapter(Adapter):
         )
         self.store.open()
         self.repo = self.snapshot_unavailable = self._snapshots = self.watcher = None
-        self.catchup = Catchup(self.store, self.root, self.settings)
+        # a read-only index journals nothing, so it is ranked by FTS5 alone
+        writable = self.store.keeps_term_counts and tantivy_installed()
+        self.ranker = Ranker(params.workdir, self.store) if writable else None
+        self.catchup = Catchup(self.store, self.root, self.settings, after_run=self._rank_upkeep)
         available = self._unavailable_reason() is None
         if available and not self.store.meta("build_complete"):
             self.catchup.sweep()  # the first build (or the rest of a stopped one) starts now
-        if available and self.settings.watch:
-            timer = threading.Timer(WATCH_AFTER_S, self._watch)
+        if available:
+            timer = threading.Timer(WATCH_AFTER_S, self._warm)
             timer.daemon = True
             timer.start()
         marker = _git_marker(self.root, self.settings.git_snapshots) if available else None
@@ -223,6 +230,7 @@ class NotesAdapter(Adapter):
             return read[path]
 
         def answer() -> tuple[list[Any], dict[str, Any]]:
+            ranker, not_ranking = self._ranker_now()
             context = SearchContext(
                 source_id=self.source_id,
                 observed_at=datetime.now(UTC),
@@ -230,11 +238,15 @@ class NotesAdapter(Adapter):
                 generation=store.meta("generation"),
                 read_note=read_note,
                 term_counts=store,
+                ranker=ranker,
             )
             conn = store.conn()
             forget = cancellation.on_cancel(conn.interrupt)
             try:
-                return run_search(conn, params, context)
+                candidates, diagnostics = run_search(conn, params, context)
+                if not_ranking:
+                    diagnostics["ranker_unused"] = not_ranking
+                return candidates, diagnostics
             except sqlite3.OperationalError as exc:
                 if cancellation.requested:
                     raise RpcError(ErrorCode.deadline_exceeded, "search cancelled") from None
@@ -249,6 +261,32 @@ class NotesAdapter(Adapter):
             if data is None or hashlib.sha256(data).hexdigest() != indexed.get(path)
         }
         return candidates, diagnostics, stale
+
+    def _ranker_now(self) -> tuple[Ranker | None, str | None]:
+        """The ranker, if this search may rank with it (it holds exactly what the index
+        does), else None and why not (None when the folder is ranked by FTS5 anyway)."""
+        ranker = self.ranker
+        if ranker is None:
+            return None, None
+        conn = self._store().conn()
+        if not ranker_wanted(self.settings.ranker, row_counts(conn)[1], ranker.exists()):
+            return None, None
+        why = ranker.current(conn)
+        if why is not None:
+            ranker.nudge()
+            return None, why
+        return ranker, None
+
+    def _rank_upkeep(self) -> None:
+        """After index work: bring the ranker up to date, or delete it when the folder
+        is ranked by FTS5."""
+        ranker, store = self.ranker, self._store()
+        if ranker is None or not store.meta("build_complete"):
+            return
+        if ranker_wanted(self.settings.ranker, row_counts(store.conn())[1], ranker.exists()):
+            ranker.nudge()
+        else:
+            ranker.forget()
 
     def _settle(self, deadline: datetime, check: bool) -> tuple[dict[str, Any], SyncReport, Progress]:
         """Learn what changed (unless the folder is watched), hand it to the catch-up, and
@@ -469,13 +507,32 @@ class NotesAdapter(Adapter):
         try:
             catchup.wait(_seconds_left(params.deadline) - ANSWER_RESERVE_S,
                          give_up=lambda: cancellation.requested)
+            ranking_ms = self._refresh_ranker(params.deadline) if catchup.progress().idle else None
         finally:
             forget()
         after = (store.meta("generation"), store.meta("content_digest"), store.meta("note_count"))
         # a refresh that stopped on an error has not advanced, whatever batches it committed
         advanced = after != before and catchup.progress().error is None
         progress = CheckpointProgress.advanced if advanced else CheckpointProgress.unchanged
-        return self._health(progress=progress, report=catchup.done_since(runs_done))
+        health = self._health(progress=progress, report=catchup.done_since(runs_done))
+        if ranking_ms is not None and health.diagnostics is not None:
+            health.diagnostics["ranker_refresh_ms"] = ranking_ms
+        return health
+
+    def _refresh_ranker(self, deadline: datetime) -> int | None:
+        """Bring the ranker up to date (refresh is index work: a first build of it too);
+        how long that took in ms, or None when the folder is ranked by FTS5."""
+        ranker = self.ranker
+        if ranker is None:
+            return None
+        started = time.monotonic()
+        ranker.may_build = True
+        chunks = row_counts(self._store().conn())[1]
+        self._rank_upkeep()
+        if not ranker_wanted(self.settings.ranker, chunks, ranker.exists()):
+            return None
+        ranker.wait_idle(_seconds_left(deadline) - ANSWER_RESERVE_S)
+        return round((time.monotonic() - started) * 1000)
 
     def _health(self, progress: CheckpointProgress | None, report: SyncReport | None = None) -> HealthResult:
         if self._unavailable_reason() is None:
@@ -537,6 +594,8 @@ class NotesAdapter(Adapter):
         )
         if self.watcher is not None and self.watcher.error:
             diagnostics["watch_unavailable"] = self.watcher.error
+        if self.ranker is not None and self.ranker.error:
+            diagnostics["ranker_error"] = f"{self.ranker.error}; FTS5 ranks meanwhile"
         catching_up = not work.idle
         if catching_up:
             partial = self._partial_reason(work, failed, set())
@@ -614,6 +673,8 @@ class NotesAdapter(Adapter):
     def shutdown(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
+        if self.ranker is not None:
+            self.ranker.stop()
         if self.catchup is not None:
             self.catchup.stop()
         if self.store is not None:
@@ -675,8 +736,17 @@ class NotesAdapter(Adapter):
             raise RpcError(ErrorCode.invalid_request, "recall/initialize has not completed")
         return self.catchup
 
+    def _warm(self) -> None:
+        """The adapter has lived long enough to be kept warm by its broker: watch the
+        folder (unless the settings say not to), and build the ranker if it is wanted."""
+        if self.ranker is not None:
+            self.ranker.may_build = True
+            self._rank_upkeep()
+        if self.settings.watch:
+            self._watch()
+
     def _watch(self) -> None:
-        """Start watching the folder (the adapter has lived long enough to be warm)."""
+        """Start watching the folder."""
         store = self._store()
 
         def known_dir(rel: str) -> bool:

@@ -39,8 +39,12 @@ class Progress:
 
 
 class Catchup:
-    def __init__(self, store: Store, root: str, settings: NotesSettings) -> None:
+    def __init__(
+        self, store: Store, root: str, settings: NotesSettings,
+        after_run: Callable[[], None] | None = None,
+    ) -> None:
         self.store, self.root, self.settings = store, root, settings
+        self.after_run = after_run  # called on this thread once each run is over
         self.last_report: SyncReport | None = None
         self.runs_done = 0  # runs completed so far; a caller notes it to ask what came after
         self._done: list[tuple[int, SyncReport]] = []  # the latest completed runs, numbered
@@ -178,6 +182,8 @@ class Catchup:
                     if report is not None:
                         self._done = [*self._done[-(KEEP_RUNS - 1):], (self.runs_done, report)]
                     self._cond.notify_all()
+            if self.after_run is not None:
+                self.after_run()
         self.store.close()  # this thread's connection
 
     def _run(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> SyncReport:

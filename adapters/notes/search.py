@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapter_sdk.admission import admission_tiers
 from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
@@ -53,6 +53,9 @@ from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weight
 from adapters.notes.excerpts import matched_window
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 from adapters.notes.store import Store, row_counts
+
+if TYPE_CHECKING:
+    from adapters.notes.ranker import Ranker
 
 # chunks repeat their words: stemming each distinct token once is most of a search's CPU saved
 stemmed = lru_cache(maxsize=1 << 16)(stem_token)
@@ -106,6 +109,8 @@ class SearchContext:
     snapshot: str | None = None
     # where term counts are kept across processes, per generation (the folder's index)
     term_counts: Store | None = None
+    # ranks the pool instead of FTS5: given only when it holds exactly what the index does
+    ranker: Ranker | None = None
 
     def locator(self, path: str, start: int, end: int) -> str:
         local = f"{path}#L{start}-L{end}"
@@ -156,17 +161,21 @@ def run_search(
                 list(keyed.values()), held, required, [keyed[t] for t in sorted(decisive)]
             )
         ]
-        diagnostics["admitted_by"], ranked = _ranked_pool(conn, tiers, where, args, pool_size)
+        ranker = context.ranker if not where else None  # filters are SQL: FTS5 ranks
+        diagnostics["ranked_by"] = "tantivy" if ranker else "fts5"
+        diagnostics["admitted_by"], ranked = _ranked_pool(conn, tiers, where, args, pool_size, ranker)
         for row in _load_chunks(conn, [r[0] for r in ranked]):
             hits[row["id"]] = Hit(row)
         for chunk_id, rank in ranked:
-            hits[chunk_id].score = -rank
+            if chunk_id in hits:  # a chunk the ranker held may be gone from the index since
+                hits[chunk_id].score = -rank
     diagnostics["pool_size"] = len(hits)
 
     exact = _exact_notes(conn, params.query, query, terms, where, args)
     if diagnostics.get("admitted_by") == "every_term":
-        # each chunk of this tier holds every held term, as FTS5 matched it, so its
-        # coverage is known; only the chunks that are returned are measured below
+        # each chunk of this tier holds every held term, as the index matched it (the
+        # ranker's stems nearly always agree), so its coverage is known; only the chunks
+        # that are returned are measured below
         held_stems = {term for term in terms if frequencies.get(term)}
         for hit in hits.values():
             hit.matched = set(held_stems)
@@ -290,11 +299,18 @@ def _field_relevance(name: str, weights: dict[str, float]) -> float:
 
 def _ranked_pool(
     conn: sqlite3.Connection, tiers: list[tuple[str, str]], where: str, args: list[Any],
-    pool_size: int,
+    pool_size: int, ranker: Ranker | None = None,
 ) -> tuple[str, list[tuple[int, float]]]:
     """The name of the first tier that fills the pool (else the last), and the pool's
-    (chunk id, FTS5 rank) pairs (``adapter_sdk.admission``: the weaker tiers are ranked
-    only when the narrower ones do not fill it)."""
+    (chunk id, rank) pairs, lower ranks first (``adapter_sdk.admission``: the weaker tiers
+    are ranked only when the narrower ones do not fill it); by ``ranker`` when given,
+    else by FTS5."""
+    if ranker is not None:
+        for name, expression in tiers:
+            ranked = ranker.pool(expression, pool_size)
+            if len(ranked) >= pool_size:
+                return name, ranked
+        return tiers[-1][0], ranked
     if where:
         sql = (
             "SELECT c.id, chunk_text.rank FROM chunk_text"

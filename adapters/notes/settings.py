@@ -71,6 +71,14 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "adapter has run for a few seconds (a resident broker keeps it running); false: check "
             "the folder before each search instead.",
         },
+        "ranker": {
+            "enum": ["auto", "tantivy", "fts5"],
+            "default": "auto",
+            "description": "What ranks the candidates: 'auto' ranks a folder of 20,000 "
+            "chunks or more with a tantivy index kept beside the SQLite one (it skips the "
+            "chunks that cannot reach the top, where FTS5 scores every chunk holding a "
+            "common word), smaller folders with FTS5; 'tantivy' or 'fts5' always.",
+        },
         "git_snapshots": {
             "type": "boolean",
             "description": "Answer as_of from git history. Default: only when the folder is "
@@ -96,6 +104,7 @@ class NotesSettings:
     examples_quote_queries: bool = False
     git_snapshots: bool | None = None  # None: only at a work tree's root
     watch: bool = True
+    ranker: str = "auto"  # not in the digest: the SQLite index is the same either way
 
     @property
     def digest(self) -> str:
@@ -151,6 +160,14 @@ def parse_settings(raw: dict[str, Any] | None) -> NotesSettings:
         values["max_file_bytes"] = size
     if "aliases" in raw:
         values["aliases"] = _aliases(raw["aliases"])
+    if "ranker" in raw:
+        allowed = SETTINGS_SCHEMA["properties"]["ranker"]["enum"]
+        if raw["ranker"] not in allowed:
+            raise RpcError(
+                ErrorCode.invalid_params,
+                f"setting 'ranker' must be one of {', '.join(allowed)}; got {raw['ranker']!r}",
+            )
+        values["ranker"] = raw["ranker"]
     for key in ("examples_quote_queries", "git_snapshots", "watch"):
         if key in raw:
             if not isinstance(raw[key], bool):

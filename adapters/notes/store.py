@@ -98,6 +98,17 @@ TERM_COUNTS = """CREATE TABLE IF NOT EXISTS term_chunks(
     PRIMARY KEY (generation, term)
 ) WITHOUT ROWID"""
 
+# Every chunk added or removed, journaled in the transaction that changes it, for the
+# ranker (``ranker.py``) to apply. Created on open, like ``TERM_COUNTS``.
+JOURNAL = (
+    "CREATE TABLE IF NOT EXISTS rank_journal("
+    "seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id INTEGER NOT NULL)",
+    "CREATE TRIGGER IF NOT EXISTS rank_chunk_added AFTER INSERT ON chunks "
+    "BEGIN INSERT INTO rank_journal(chunk_id) VALUES (new.id); END",
+    "CREATE TRIGGER IF NOT EXISTS rank_chunk_removed AFTER DELETE ON chunks "
+    "BEGIN INSERT INTO rank_journal(chunk_id) VALUES (old.id); END",
+)
+
 
 class IndexWriteError(Exception):
     """The index could not be written (the disk is full, or the file is read-only); the
@@ -137,6 +148,8 @@ class Store:
                 self.rebuilt_reason = reason
             try:
                 self.conn().execute(TERM_COUNTS)
+                for statement in JOURNAL:
+                    self.conn().execute(statement)
                 self.keeps_term_counts = True
             except sqlite3.OperationalError:  # a read-only index: searches count each time
                 self.keeps_term_counts = False

@@ -1,0 +1,372 @@
+"""A second index over the chunks, so a large folder's common words are ranked
+without scoring every chunk that holds them.
+
+FTS5 computes BM25 for every chunk an expression admits: three topic words in a
+folder of 100,000 notes admit 32,000 chunks, about 200 ms. Tantivy's block-max
+WAND skips the chunks that cannot reach the candidate pool (9 ms for the same
+question). The SQLite index stays the truth; this one is derived from it and may
+be deleted at any time:
+
+* a trigger journals every chunk added to or removed from ``chunks``, in the
+  transaction that changes it (``rank_journal``);
+* the ranker drops each journaled chunk and adds it again if it still exists, and
+  commits with a marker document naming the last journal entry applied, so the
+  marker and the documents change together;
+* a search ranks with it only when it has applied every journaled change and the
+  SQLite file is the one it was built from (``epoch``); otherwise FTS5 ranks and
+  the diagnostics say why. It never answers from an older state than FTS5 would.
+
+A first build reads the chunks in id order and commits every ``BUILD_BATCH``, so
+a stopped build resumes; changes made meanwhile are journaled and applied after.
+Only a process that does index work builds it (``recall refresh``, or an adapter
+kept warm by a resident broker); any process applies a short journal.
+
+It matches with an analyzer of its own (Unicode words, lowercased, ASCII-folded,
+English Snowball stems), which conflates nearly, not exactly, the spellings FTS5's
+Porter stemmer does, and its BM25 normalizes length per field. So it is used from
+``MIN_CHUNKS`` chunks up, where FTS5 slows down (setting ``ranker``); below that
+FTS5 answers in a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import sqlite3
+import threading
+from typing import TYPE_CHECKING, Any
+
+from adapters.notes.store import row_counts
+
+if TYPE_CHECKING:
+    import tantivy
+
+    from adapters.notes.store import Store
+
+RANKER_DIR = "notes-rank"
+MIN_CHUNKS = 20_000
+BUILD_BATCH = 50_000  # chunks per commit of a first build
+APPLY_AT_MOST = 2_000  # journaled chunks a process that does no index work still applies
+BUILD_HEAP = 128_000_000
+APPLY_HEAP = 16_000_000
+TITLE_BOOST = 2.0  # the title weighs as in FTS5 (``store.TITLE_WEIGHT``)
+MAX_TOKEN_CHARS = 64  # as the query side's tokenizer (``adapter_sdk.lexical``)
+_MARKER_ID = 0  # chunk ids start at 1
+_ANALYZER = "notes"
+
+
+def tantivy_installed() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("tantivy") is not None
+
+
+def wanted(mode: str, chunks: int, built: bool) -> bool:
+    """Whether a folder of ``chunks`` chunks is ranked by the ranker under the setting
+    ``mode``; one ``built`` already is kept down to half the threshold, so a folder
+    hovering about it does not build and delete it in turn."""
+    if mode != "auto":
+        return mode == "tantivy"
+    return chunks >= (MIN_CHUNKS // 2 if built else MIN_CHUNKS)
+
+
+def last_journaled(conn: sqlite3.Connection) -> int:
+    """The sequence number of the latest journal entry ever written (0: none)."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'rank_journal'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def index_epoch(store: Store) -> str:
+    """A token naming this SQLite file: a ranker built from another one is rebuilt."""
+    epoch = store.meta("ranker_epoch")
+    if not epoch:
+        epoch = secrets.token_hex(8)
+        with store.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('ranker_epoch', ?)", (epoch,))
+        epoch = store.meta("ranker_epoch")
+    return epoch
+
+
+class Ranker:
+    """The tantivy index in ``<workdir>/notes-rank``, kept up with the SQLite index."""
+
+    def __init__(self, workdir: str, store: Store) -> None:
+        self.path = os.path.join(workdir, RANKER_DIR)
+        self.store = store
+        self.may_build = False  # whether this process may run a first build
+        self.error: str | None = None  # why the last catch-up failed, if it did
+        self._index: tantivy.Index | None = None
+        self._work = threading.Lock()  # one catch-up at a time in this process
+        self._cond = threading.Condition()
+        self._wanted = False
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    # -- searching -----------------------------------------------------------------
+
+    def current(self, conn: sqlite3.Connection) -> str | None:
+        """None when the ranker holds exactly what the SQLite index does; else why not."""
+        index = self._opened()
+        if index is None:
+            return "not built"
+        marker = _marker(index)
+        if marker is None or marker["built_to"] != -1:
+            return "first build under way"
+        if marker["epoch"] != self.store.meta("ranker_epoch"):
+            return "built from another index file"
+        if last_journaled(conn) > marker["seq"]:
+            index.reload()  # another process may have applied them
+            marker = _marker(index)
+            if marker is None or last_journaled(conn) > marker["seq"]:
+                return "changes not yet applied"
+        if index.searcher().num_docs - 1 != row_counts(conn)[1]:
+            return "out of step with the index"
+        return None
+
+    def pool(self, expression: str, size: int) -> list[tuple[int, float]]:
+        """(chunk id, rank) of the best ``size`` chunks ``expression`` (FTS5 syntax of
+        quoted terms, AND, OR and parentheses, which tantivy parses alike) admits; the
+        rank is the negated score, so lower is better as with FTS5's."""
+        index = self._opened()
+        assert index is not None
+        searcher = index.searcher()
+        query = index.parse_query(expression, ["title", "body"], field_boosts={"title": TITLE_BOOST})
+        hits = searcher.search(query, size, count=False).hits
+        ids = searcher.fast_field_values("id", [address for _, address in hits])
+        return [
+            (chunk_id, -float(score))
+            for (score, _), chunk_id in zip(hits, ids, strict=True)
+            if isinstance(chunk_id, int)
+        ]
+
+    # -- keeping up ------------------------------------------------------------------
+
+    def nudge(self) -> None:
+        """Apply what the SQLite index journaled, on the ranker's own thread."""
+        with self._cond:
+            self._wanted = True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="notes-ranker", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no catch-up is wanted or running; whether that happened in time."""
+        deadline = threading.Event()
+        timer = threading.Timer(max(timeout, 0.0), deadline.set)
+        timer.start()
+        try:
+            with self._cond:
+                while (self._wanted or self._work.locked()) and not deadline.is_set():
+                    self._cond.wait(0.05)
+                return not (self._wanted or self._work.locked())
+        finally:
+            timer.cancel()
+
+    def catch_up(self) -> None:
+        """Build the ranker, resume its build, or apply the journal, as far as this
+        process may; a process that does no index work leaves a long journal alone."""
+        if not self._work.acquire(blocking=False):
+            return
+        try:
+            self._catch_up()
+            self.error = None
+        except ValueError as exc:
+            if "LockBusy" not in str(exc):  # another process is updating it: no failure
+                self.error = f"ranker update failed: {exc}"
+        except (OSError, sqlite3.Error) as exc:
+            self.error = f"ranker update failed: {exc}"
+        finally:
+            self._work.release()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._wanted or self._stopping):
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                self._wanted = False
+            self.catch_up()
+            with self._cond:
+                self._cond.notify_all()
+
+    def _catch_up(self) -> None:
+        conn = self.store.conn()
+        epoch = index_epoch(self.store)
+        index = self._opened()
+        marker = _marker(index) if index is not None else None
+        if marker is not None and marker["epoch"] != epoch:
+            marker = None
+        if (
+            marker is not None and marker["built_to"] == -1 and marker["seq"] == last_journaled(conn)
+            and index is not None and index.searcher().num_docs - 1 != row_counts(conn)[1]
+        ):
+            marker = None  # it lost step with the index somehow: built again
+        if marker is None or marker["built_to"] != -1:
+            if not self.may_build:
+                if not self.exists():
+                    self._trim_journal()
+                return
+            if marker is None:
+                index = self._create()
+                marker = {"seq": last_journaled(conn), "built_to": 0, "epoch": epoch}
+            assert index is not None
+            self._build(index, conn, marker)
+            marker = _marker(index)
+            assert marker is not None
+        assert index is not None
+        pending = last_journaled(conn) - marker["seq"]
+        if pending <= 0 or (pending > APPLY_AT_MOST and not self.may_build):
+            return
+        self._apply(index, conn, marker)
+
+    def _build(self, index: tantivy.Index, conn: sqlite3.Connection, marker: dict[str, Any]) -> None:
+        import tantivy
+
+        writer = index.writer(BUILD_HEAP, 2)
+        try:
+            start = int(marker["built_to"])
+            while True:
+                rows = conn.execute(
+                    "SELECT rowid, title, body FROM chunk_text WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                    (start, BUILD_BATCH),
+                ).fetchall()
+                for chunk_id, title, body in rows:
+                    writer.add_document(tantivy.Document(id=chunk_id, title=title, body=body))
+                done = len(rows) < BUILD_BATCH
+                start = rows[-1][0] if rows else start
+                _set_marker(writer, {**marker, "built_to": -1 if done else start})
+                writer.commit()
+                if done or self._stopping:
+                    break
+            writer.wait_merging_threads()
+        except BaseException:
+            writer.rollback()
+            raise
+        index.reload()
+        with self.store.transaction() as write:  # entries before the build began are in it
+            write.execute("DELETE FROM rank_journal WHERE seq <= ?", (marker["seq"],))
+
+    def _apply(self, index: tantivy.Index, conn: sqlite3.Connection, marker: dict[str, Any]) -> None:
+        import tantivy
+
+        upto = last_journaled(conn)
+        changed = [
+            row[0] for row in conn.execute(
+                "SELECT DISTINCT chunk_id FROM rank_journal WHERE seq > ? AND seq <= ?",
+                (marker["seq"], upto),
+            )
+        ]
+        writer = index.writer(APPLY_HEAP, 1)
+        try:
+            for chunk_id in changed:
+                writer.delete_documents_by_term("id", chunk_id)
+            for start in range(0, len(changed), 500):
+                ids = changed[start : start + 500]
+                marks = ",".join("?" * len(ids))
+                for chunk_id, title, body in conn.execute(
+                    f"SELECT rowid, title, body FROM chunk_text WHERE rowid IN ({marks})", ids
+                ):
+                    writer.add_document(tantivy.Document(id=chunk_id, title=title, body=body))
+            _set_marker(writer, {**marker, "seq": upto})
+            writer.commit()
+            writer.wait_merging_threads()
+        except BaseException:
+            writer.rollback()
+            raise
+        index.reload()
+        with self.store.transaction() as write:
+            write.execute("DELETE FROM rank_journal WHERE seq <= ?", (upto,))
+
+    # -- the tantivy index ---------------------------------------------------------
+
+    def forget(self) -> None:
+        """Delete the ranker (the folder is too small for it, or it is switched off)."""
+        with self._work:
+            if self.exists():
+                self._index = None
+                shutil.rmtree(self.path, ignore_errors=True)
+            self._trim_journal()
+
+    def _trim_journal(self) -> None:
+        """Drop the whole journal: with no ranker on disk, a first build reads every chunk."""
+        if self.store.conn().execute("SELECT 1 FROM rank_journal LIMIT 1").fetchone():
+            with self.store.transaction() as conn:
+                conn.execute("DELETE FROM rank_journal")
+
+    def exists(self) -> bool:
+        return os.path.isdir(self.path)
+
+    def _opened(self) -> tantivy.Index | None:
+        if self._index is None and os.path.exists(os.path.join(self.path, "meta.json")):
+            import tantivy
+
+            try:
+                index = tantivy.Index.open(self.path)
+                index.register_tokenizer(_ANALYZER, _analyzer())
+                index.config_reader("Manual")
+                self._index = index
+            except (OSError, ValueError):
+                self._index = None
+        return self._index
+
+    def _create(self) -> tantivy.Index:
+        import tantivy
+
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.makedirs(self.path)
+        builder = tantivy.SchemaBuilder()
+        builder.add_text_field("title", stored=False, tokenizer_name=_ANALYZER)
+        builder.add_text_field("body", stored=False, tokenizer_name=_ANALYZER)
+        builder.add_integer_field("id", indexed=True, fast=True)
+        builder.add_text_field("marker", stored=True, tokenizer_name="raw")
+        index = tantivy.Index(builder.build(), path=self.path)
+        index.register_tokenizer(_ANALYZER, _analyzer())
+        index.config_reader("Manual")
+        self._index = index
+        return index
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    import tantivy
+
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_CHARS + 1))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _marker(index: tantivy.Index) -> dict[str, Any] | None:
+    """The marker document of the index's latest commit: the journal entry applied last
+    (``seq``), the chunk id a first build reached (``built_to``, -1 once complete) and
+    the ``epoch`` of the SQLite file it reflects."""
+    import json
+
+    import tantivy
+
+    searcher = index.searcher()
+    hits = searcher.search(tantivy.Query.term_query(index.schema, "id", _MARKER_ID), 1, count=False).hits
+    if not hits:
+        return None
+    stored = searcher.doc(hits[0][1])["marker"]
+    return json.loads(stored[0]) if stored else None
+
+
+def _set_marker(writer: tantivy.IndexWriter, marker: dict[str, Any]) -> None:
+    import json
+
+    import tantivy
+
+    writer.delete_documents_by_term("id", _MARKER_ID)
+    writer.add_document(tantivy.Document(id=_MARKER_ID, marker=json.dumps(marker, sort_keys=True)))

@@ -1,0 +1,175 @@
+"""The ranker (``adapters/notes/ranker.py``): a tantivy index beside the SQLite one that
+ranks large folders, used only while it holds exactly what the SQLite index does."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.notes.adapter import INDEX_FILE
+from adapters.notes.ranker import RANKER_DIR
+
+from .adapter_process import NotesProcess, RpcFailure
+from .conftest import OLD_MTIME
+
+NOTES = 60
+GIVE_UP_S = 30
+
+
+def _corpus(root: Path) -> None:
+    for index in range(NOTES):
+        path = root / f"area{index % 3}" / f"note-{index:03d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"# Note {index}\n\nThe heron{index} nests by the pond; we restore the backup nightly.\n\n"
+            f"## Gear\n\nA scope and marker{index} boots.\n"
+        )
+        os.utime(path, (OLD_MTIME, OLD_MTIME))
+
+
+def _ranked_by_ranker(adapter: NotesProcess, query: str) -> dict[str, Any]:
+    """Search until the ranker has caught up and ranks the answer."""
+    give_up = time.monotonic() + GIVE_UP_S
+    while True:
+        result = adapter.search(query)
+        if result["diagnostics"]["ranked_by"] == "tantivy":
+            return result
+        assert time.monotonic() < give_up, result["diagnostics"].get("ranker_unused")
+        time.sleep(0.05)
+
+
+def _records(result: dict[str, Any]) -> list[str]:
+    return [c["source_record_id"] for c in result["candidates"]]
+
+
+@pytest.fixture
+def ranked(tmp_path: Path) -> tuple[NotesProcess, Path, Path]:
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root)
+    adapter = NotesProcess()
+    adapter.initialize(str(root), str(work), {"watch": False, "ranker": "tantivy"})
+    assert adapter.refresh()["coverage"] == "complete"
+    yield adapter, root, work
+    adapter.close()
+
+
+def test_refresh_builds_the_ranker_and_it_finds_what_fts5_finds(
+    ranked: tuple[NotesProcess, Path, Path], tmp_path: Path
+) -> None:
+    adapter, root, work = ranked
+    assert (work / RANKER_DIR).is_dir()
+    by_ranker = adapter.search("heron17 nests")
+    assert by_ranker["diagnostics"]["ranked_by"] == "tantivy"
+    plain = NotesProcess()
+    try:
+        plain.initialize(str(root), str(tmp_path / "plain"), {"watch": False, "ranker": "fts5"})
+        plain.refresh()
+        by_fts5 = plain.search("heron17 nests")
+        assert by_fts5["diagnostics"]["ranked_by"] == "fts5"
+        assert not (tmp_path / "plain" / RANKER_DIR).exists()
+    finally:
+        plain.close()
+    assert _records(by_ranker)[0] == _records(by_fts5)[0] == "area2/note-017.md"
+    assert sorted(_records(by_ranker)) == sorted(_records(by_fts5))
+    # the journal of the build was applied and dropped: it does not grow with the folder
+    with sqlite3.connect(work / INDEX_FILE) as conn:
+        assert conn.execute("SELECT count(*) FROM rank_journal").fetchone()[0] == 0
+
+
+def test_an_edit_is_never_ranked_from_the_ranker_before_it_is_applied(
+    ranked: tuple[NotesProcess, Path, Path],
+) -> None:
+    import tantivy
+
+    adapter, root, work = ranked
+    assert _records(adapter.search("heron5"))[0] == "area2/note-005.md"
+    # another process holds the ranker's writer, so this adapter cannot apply the edit
+    held = tantivy.Index.open(str(work / RANKER_DIR)).writer(16_000_000, 1)
+    path = root / "area2" / "note-005.md"
+    path.write_text(path.read_text().replace("heron5 ", "egret5 "))
+    edited = adapter.search("egret5")
+    assert edited["diagnostics"]["ranked_by"] == "fts5"
+    assert edited["diagnostics"]["ranker_unused"] == "changes not yet applied"
+    assert _records(edited) == ["area2/note-005.md"]
+    assert "area2/note-005.md" not in _records(adapter.search("heron5"))
+    assert "ranker_error" not in adapter.health()["diagnostics"]  # contention is no failure
+    del held
+    assert _records(_ranked_by_ranker(adapter, "egret5")) == ["area2/note-005.md"]
+    assert "area2/note-005.md" not in _records(_ranked_by_ranker(adapter, "heron5"))
+
+
+def test_an_edited_note_is_found_by_its_new_words_once_applied(
+    ranked: tuple[NotesProcess, Path, Path],
+) -> None:
+    adapter, root, _ = ranked
+    path = root / "area1" / "note-004.md"
+    path.write_text(path.read_text() + "\nA kingfisher flew past.\n")
+    result = _ranked_by_ranker(adapter, "kingfisher")
+    assert _records(result) == ["area1/note-004.md"]
+
+
+def test_a_rebuilt_index_file_is_not_ranked_by_the_ranker_of_the_old_one(
+    ranked: tuple[NotesProcess, Path, Path],
+) -> None:
+    adapter, root, work = ranked
+    adapter.close()
+    for suffix in ("", "-wal", "-shm"):
+        (work / (INDEX_FILE + suffix)).unlink(missing_ok=True)
+    (root / "area0" / "note-000.md").unlink()
+    again = NotesProcess()
+    try:
+        again.initialize(str(root), str(work), {"watch": False, "ranker": "tantivy"})
+        again.refresh()  # the index is built afresh; so is the ranker, for this file
+        result = _ranked_by_ranker(again, "heron0 nests")
+        assert "area0/note-000.md" not in _records(result)
+    finally:
+        again.close()
+
+
+def test_a_small_folder_is_ranked_by_fts5_and_keeps_no_ranker(tmp_path: Path) -> None:
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root)
+    built = NotesProcess()
+    try:
+        built.initialize(str(root), str(work), {"watch": False, "ranker": "tantivy"})
+        built.refresh()
+        assert (work / RANKER_DIR).is_dir()
+    finally:
+        built.close()
+    adapter = NotesProcess()
+    try:
+        adapter.initialize(str(root), str(work), {"watch": False})  # "auto": 120 chunks is small
+        adapter.refresh()
+        result = adapter.search("heron3 nests")
+        assert result["diagnostics"]["ranked_by"] == "fts5"
+        assert "ranker_unused" not in result["diagnostics"]
+        assert not (work / RANKER_DIR).exists()
+        (root / "area0" / "note-003.md").unlink()
+        adapter.refresh()
+        with sqlite3.connect(work / INDEX_FILE) as conn:
+            assert conn.execute("SELECT count(*) FROM rank_journal").fetchone()[0] == 0
+    finally:
+        adapter.close()
+
+
+def test_a_filtered_search_is_ranked_by_fts5(ranked: tuple[NotesProcess, Path, Path]) -> None:
+    adapter, _, _ = ranked
+    result = adapter.search("heron9 nests", filters={"since": "2020-01-01T00:00:00Z"})
+    assert result["diagnostics"]["ranked_by"] == "fts5"
+    assert _records(result)[0] == "area0/note-009.md"
+
+
+def test_an_unknown_ranker_setting_is_refused_naming_the_choices(tmp_path: Path) -> None:
+    adapter = NotesProcess()
+    try:
+        with pytest.raises(RpcFailure) as refused:
+            adapter.initialize(str(tmp_path), str(tmp_path / "work"), {"ranker": "bm25"})
+        assert refused.value.code == -32602
+        assert "auto, tantivy, fts5" in str(refused.value)
+    finally:
+        adapter.close()
