@@ -273,7 +273,8 @@ class NotesAdapter(Adapter):
             return None, None
         why = ranker.current(conn)
         if why is not None:
-            ranker.nudge()
+            if self._catchup().progress().idle:  # else the catch-up's end nudges it
+                ranker.nudge()
             return None, why
         return ranker, None
 
@@ -281,8 +282,8 @@ class NotesAdapter(Adapter):
         """After index work: bring the ranker up to date, or delete it when the folder
         is ranked by FTS5."""
         ranker, store = self.ranker, self._store()
-        if ranker is None or not store.meta("build_complete"):
-            return
+        if ranker is None or not store.meta("build_complete") or not self._catchup().progress().idle:
+            return  # the index is still changing: the ranker is brought up to date once it rests
         if ranker_wanted(self.settings.ranker, row_counts(store.conn())[1], ranker.exists()):
             ranker.nudge()
         else:

@@ -56,6 +56,8 @@ class Catchup:
         self._dirs: dict[str, int] = {}
         self._sweep = False
         self._full = False
+        self._sweep_verifies = False  # the queued sweep only re-checks a complete index
+        self._verifying = False  # the running sweep does, and has found nothing to read yet
         self._busy = False
         self._scanning = False
         self._pending = 0
@@ -64,12 +66,16 @@ class Catchup:
 
     # -- handing work over ---------------------------------------------------------
 
-    def sweep(self, full: bool = False, *, unless_running: bool = False) -> None:
+    def sweep(self, full: bool = False, *, unless_running: bool = False, verify: bool = False) -> None:
         """Re-check the whole folder (``full``: re-read every note) as soon as possible;
-        ``unless_running``: not if a run is under way (a first build already is a sweep)."""
+        ``unless_running``: not if a run is under way (a first build already is a sweep).
+        ``verify``: no change is known, the sweep only makes sure of it (the watcher's
+        first), so until it finds a note to read nobody waits for it and the index counts
+        as up to date, as after a cheap check."""
         with self._cond:
             if unless_running and self._busy:
                 return
+            self._sweep_verifies = verify and (self._sweep_verifies or not self._sweep)
             self._sweep = True
             self._full |= full
             self._start()
@@ -135,11 +141,13 @@ class Catchup:
 
     def _progress(self) -> Progress:
         pending = self._pending + len(self._paths)
+        verifying = self._verifying and pending == 0 and not self._dirs
+        queued = self._sweep and not self._busy and not self._sweep_verifies
         return Progress(
             pending=pending,
             # a sweep queued behind a running one is not waited for: that one says how much is left
-            scanning=self._scanning or (self._sweep and not self._busy),
-            busy=self._busy,
+            scanning=not verifying and (self._scanning or queued),
+            busy=self._busy and not verifying,
             error=self.last_error,
         )
 
@@ -157,7 +165,10 @@ class Catchup:
                     break
                 sweep, full = self._sweep, self._full
                 paths, dirs = list(self._paths), dict(self._dirs)
-                self._sweep = self._full = False
+                self._verifying = (
+                    sweep and self._sweep_verifies and not paths and bool(self.store.meta("build_complete"))
+                )
+                self._sweep = self._full = self._sweep_verifies = False
                 self._paths.clear()
                 self._dirs.clear()
                 self._busy, self._scanning = True, sweep
@@ -176,7 +187,7 @@ class Catchup:
                 self.last_error = f"index update failed: {exc}"
             finally:
                 with self._cond:
-                    self._busy = self._scanning = False
+                    self._busy = self._scanning = self._verifying = False
                     self._pending = 0
                     self.runs_done += 1
                     if report is not None:

@@ -35,6 +35,7 @@ import secrets
 import shutil
 import sqlite3
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from adapters.notes.store import row_counts
@@ -158,16 +159,14 @@ class Ranker:
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no catch-up is wanted or running; whether that happened in time."""
-        deadline = threading.Event()
-        timer = threading.Timer(max(timeout, 0.0), deadline.set)
-        timer.start()
-        try:
-            with self._cond:
-                while (self._wanted or self._work.locked()) and not deadline.is_set():
-                    self._cond.wait(0.05)
-                return not (self._wanted or self._work.locked())
-        finally:
-            timer.cancel()
+        end = time.monotonic() + max(timeout, 0.0)
+        with self._cond:
+            while self._wanted or self._work.locked():
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.05))  # the lock is let go outside the condition
+            return True
 
     def catch_up(self) -> None:
         """Build the ranker, resume its build, or apply the journal, as far as this

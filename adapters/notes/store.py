@@ -150,9 +150,22 @@ class Store:
                 self.conn().execute(TERM_COUNTS)
                 for statement in JOURNAL:
                     self.conn().execute(statement)
+                self._keep_row_counts()
                 self.keeps_term_counts = True
             except sqlite3.OperationalError:  # a read-only index: searches count each time
                 self.keeps_term_counts = False
+
+    def _keep_row_counts(self) -> None:
+        """Count the rows of an index written before the writer kept its counts, once, so
+        no search counts them (``row_counts``)."""
+        if self.meta("chunk_rows"):
+            return
+        with self.transaction() as conn:
+            notes, chunks = row_counts(conn)
+            conn.executemany(
+                "INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                [("note_rows", str(notes)), ("chunk_rows", str(chunks))],
+            )
 
     def kept_term_counts(self, generation: str, terms: list[str]) -> dict[str, int]:
         """The chunk counts of ``terms`` some search kept for ``generation``."""

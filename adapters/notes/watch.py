@@ -4,7 +4,9 @@ Uses the operating system's notifications (inotify on Linux) through
 ``watchfiles``; imported only when an adapter has lived long enough to be worth
 watching for (an adapter started for one query never pays for it). Once the
 watch is in place a sweep runs, so a change made before it started is caught
-too; from the end of that sweep a search needs no folder check at all.
+too; from the end of that sweep a search needs no folder check at all. Until
+then searches check the folder as an unwatched adapter's do, and do not wait
+for that sweep unless it finds notes to read.
 A change to something that is not a note (a folder created, moved or removed)
 asks for a sweep, since its contents are not named by the event.
 """
@@ -63,7 +65,7 @@ class Watcher:
             self.error = f"cannot watch the notes folder: {exc}"
             return
         self.ready_at = time.time()
-        self.catchup.sweep()
+        self.catchup.sweep(verify=True)
         try:
             while not self._stop.is_set():
                 changes = notify.watch(DEBOUNCE_MS, STEP_MS, POLL_MS, self._stop)

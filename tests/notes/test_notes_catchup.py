@@ -8,6 +8,9 @@ import signal
 import time
 from pathlib import Path
 
+from adapters.notes.catchup import Catchup
+from adapters.notes.settings import NotesSettings
+from adapters.notes.store import Store
 from tests.support.adapter_process import deadline_in
 
 from .adapter_process import NotesProcess
@@ -110,3 +113,47 @@ def test_a_watched_folder_applies_an_edit_without_checking_at_search_time(tmp_pa
         assert result["outcome"] == "success"
     finally:
         adapter.close()
+
+
+def _built(tmp_path: Path, count: int) -> tuple[Catchup, Path]:
+    root = tmp_path / "notes"
+    _corpus(root, count)
+    store = Store(str(tmp_path / "index.sqlite3"), str(root), NotesSettings().digest)
+    store.open()
+    catchup = Catchup(store, str(root), NotesSettings())
+    catchup.sweep()
+    assert catchup.wait(60).idle
+    return catchup, root
+
+
+def test_a_sweep_that_only_verifies_a_complete_index_is_not_waited_for(tmp_path: Path) -> None:
+    catchup, root = _built(tmp_path, NOTES)
+    try:
+        catchup.sweep(verify=True)  # the watcher's first sweep: no change is known
+        assert catchup.progress().idle  # the index counts as up to date meanwhile
+        started = time.monotonic()
+        assert catchup.wait(30, at_most=256).idle
+        assert time.monotonic() - started < 0.5, "a search waited for a sweep that found nothing"
+        catchup.sweep()  # a sweep asked for because something changed is waited for
+        assert not catchup.progress().idle
+        assert catchup.wait(60).idle
+    finally:
+        catchup.stop()
+
+
+def test_a_verifying_sweep_that_finds_changes_is_reported_pending(tmp_path: Path) -> None:
+    catchup, root = _built(tmp_path, NOTES)
+    try:
+        for path in sorted(root.rglob("*.md"))[:600]:
+            path.write_text(path.read_text() + "\nkingfisher\n")
+        seen_pending = False
+        catchup.sweep(verify=True)
+        give_up = time.monotonic() + 60
+        while catchup.runs_done < 2:  # the build was run one
+            progress = catchup.progress()
+            seen_pending |= progress.pending > 0 and not progress.idle
+            assert time.monotonic() < give_up
+            time.sleep(POLL_S)
+        assert seen_pending, "the changed notes the sweep found were never reported as pending"
+    finally:
+        catchup.stop()

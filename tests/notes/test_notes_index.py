@@ -151,3 +151,11 @@ def test_an_index_that_kept_no_counts_is_counted_once(store: tuple[Store, Path])
     sync(index, str(root), NotesSettings())
     assert (index.meta("note_count"), index.meta("chunk_count")) == _counted(index)
     assert (index.meta("note_rows"), index.meta("chunk_rows")) == _counted(index)
+
+
+def test_an_index_that_kept_no_counts_gains_them_when_opened(store: tuple[Store, Path]) -> None:
+    index, root = store
+    index.conn().execute("DELETE FROM meta WHERE key IN ('note_rows', 'chunk_rows')")
+    reopened = Store(index.path, str(root), NotesSettings().digest)
+    reopened.open()  # so no search counts 550,000 chunks to learn how many there are
+    assert (reopened.meta("note_rows"), reopened.meta("chunk_rows")) == _counted(index)
