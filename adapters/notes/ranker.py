@@ -219,7 +219,8 @@ class Ranker:
             assert index is not None
             self._build(index, conn, marker)
             marker = _marker(index)
-            assert marker is not None
+            if marker is None or marker["built_to"] != -1:
+                return  # stopped part-way: the journal waits for the rest of the build
         assert index is not None
         pending = last_journaled(conn) - marker["seq"]
         if pending <= 0 or (pending > APPLY_AT_MOST and not self.may_build):

@@ -173,3 +173,34 @@ def test_an_unknown_ranker_setting_is_refused_naming_the_choices(tmp_path: Path)
         assert "auto, tantivy, fts5" in str(refused.value)
     finally:
         adapter.close()
+
+
+def test_a_stopped_first_build_resumes_and_applies_what_changed_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adapters.notes import ranker as ranking
+    from adapters.notes.settings import NotesSettings
+    from adapters.notes.store import Store
+    from adapters.notes.sync import sync
+
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root)
+    work.mkdir()
+    store = Store(str(work / INDEX_FILE), str(root), NotesSettings().digest)
+    store.open()
+    sync(store, str(root), NotesSettings())
+    monkeypatch.setattr(ranking, "BUILD_BATCH", 50)  # 120 chunks: three commits
+    first = ranking.Ranker(str(work), store)
+    first.may_build = True
+    first.stop()  # the process is leaving: its build stops after the first commit
+    first.catch_up()
+    assert first.current(store.conn()) == "first build under way"
+    (root / "area0" / "note-000.md").unlink()  # its chunks were in the committed part
+    sync(store, str(root), NotesSettings())
+    later = ranking.Ranker(str(work), store)
+    later.may_build = True
+    later.catch_up()
+    # current: it holds as many chunks as the index (118), none twice, nothing pending
+    assert later.current(store.conn()) is None
+    assert later.pool('"heron0"', 10) == []
+    assert later.pool('"heron59"', 10) != []
