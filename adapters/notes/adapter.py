@@ -246,6 +246,8 @@ class NotesAdapter(Adapter):
                 candidates, diagnostics = run_search(conn, params, context)
                 if not_ranking:
                     diagnostics["ranker_unused"] = not_ranking
+                if ranker is not None and diagnostics.get("ranker_unused"):
+                    ranker.nudge()  # it could not be read: index work builds it again
                 return candidates, diagnostics
             except sqlite3.OperationalError as exc:
                 if cancellation.requested:

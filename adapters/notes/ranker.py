@@ -31,8 +31,6 @@ FTS5 answers in a few milliseconds.
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import sqlite3
 import threading
 import time
@@ -82,11 +80,15 @@ def index_epoch(store: Store) -> str:
     """A token naming this SQLite file: a ranker built from another one is rebuilt."""
     epoch = store.meta("ranker_epoch")
     if not epoch:
-        epoch = secrets.token_hex(8)
+        epoch = os.urandom(8).hex()
         with store.transaction() as conn:
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('ranker_epoch', ?)", (epoch,))
         epoch = store.meta("ranker_epoch")
     return epoch
+
+
+class RankerUnreadable(Exception):
+    """The ranker's files could not be read (damaged, or deleted under it): FTS5 ranks."""
 
 
 class Ranker:
@@ -108,9 +110,20 @@ class Ranker:
 
     def current(self, conn: sqlite3.Connection) -> str | None:
         """None when the ranker holds exactly what the SQLite index does; else why not."""
+        try:
+            return self._current(conn)
+        except (ValueError, OSError) as exc:
+            self._unreadable(exc)
+            return "unreadable"
+
+    def _unreadable(self, exc: Exception) -> None:
+        self._index = None
+        self.error = f"the ranker could not be read ({exc}); index work builds it again"
+
+    def _current(self, conn: sqlite3.Connection) -> str | None:
         index = self._opened()
         if index is None:
-            return "not built"
+            return "unreadable" if self.exists() and self.error else "not built"
         marker = _marker(index)
         if marker is None or marker["built_to"] != -1:
             return "first build under way"
@@ -130,11 +143,16 @@ class Ranker:
         quoted terms, AND, OR and parentheses, which tantivy parses alike) admits; the
         rank is the negated score, so lower is better as with FTS5's."""
         index = self._opened()
-        assert index is not None
-        searcher = index.searcher()
-        query = index.parse_query(expression, ["title", "body"], field_boosts={"title": TITLE_BOOST})
-        hits = searcher.search(query, size, count=False).hits
-        ids = searcher.fast_field_values("id", [address for _, address in hits])
+        if index is None:
+            raise RankerUnreadable("the ranker was deleted")
+        try:
+            searcher = index.searcher()
+            query = index.parse_query(expression, ["title", "body"], field_boosts={"title": TITLE_BOOST})
+            hits = searcher.search(query, size, count=False).hits
+            ids = searcher.fast_field_values("id", [address for _, address in hits])
+        except (ValueError, OSError) as exc:
+            self._unreadable(exc)
+            raise RankerUnreadable(str(self.error)) from None
         return [
             (chunk_id, -float(score))
             for (score, _), chunk_id in zip(hits, ids, strict=True)
@@ -174,8 +192,8 @@ class Ranker:
         if not self._work.acquire(blocking=False):
             return
         try:
+            self.error = None  # what this catch-up finds wrong is said again
             self._catch_up()
-            self.error = None
         except ValueError as exc:
             if "LockBusy" not in str(exc):  # another process is updating it: no failure
                 self.error = f"ranker update failed: {exc}"
@@ -200,7 +218,10 @@ class Ranker:
         conn = self.store.conn()
         epoch = index_epoch(self.store)
         index = self._opened()
-        marker = _marker(index) if index is not None else None
+        try:
+            marker = _marker(index) if index is not None else None
+        except (ValueError, OSError):
+            marker = None  # damaged: built again
         if marker is not None and marker["epoch"] != epoch:
             marker = None
         if (
@@ -291,6 +312,8 @@ class Ranker:
         """Delete the ranker (the folder is too small for it, or it is switched off)."""
         with self._work:
             if self.exists():
+                import shutil
+
                 self._index = None
                 shutil.rmtree(self.path, ignore_errors=True)
             self._trim_journal()
@@ -312,12 +335,15 @@ class Ranker:
                 index = tantivy.Index.open(self.path)
                 index.register_tokenizer(_ANALYZER, _analyzer())
                 index.config_reader("Manual")
+                index.searcher()  # opens every segment: a lost file shows here
                 self._index = index
-            except (OSError, ValueError):
-                self._index = None
+            except (OSError, ValueError) as exc:
+                self._unreadable(exc)
         return self._index
 
     def _create(self) -> tantivy.Index:
+        import shutil
+
         import tantivy
 
         shutil.rmtree(self.path, ignore_errors=True)

@@ -51,6 +51,7 @@ from adapter_sdk.markdown.front_matter import normalize_reference
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
 from adapters.notes.excerpts import matched_window
+from adapters.notes.ranker import RankerUnreadable
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 from adapters.notes.store import Store, row_counts
 
@@ -162,8 +163,14 @@ def run_search(
             )
         ]
         ranker = context.ranker if not where else None  # filters are SQL: FTS5 ranks
-        diagnostics["ranked_by"] = "tantivy" if ranker else "fts5"
-        diagnostics["admitted_by"], ranked = _ranked_pool(conn, tiers, where, args, pool_size, ranker)
+        ranked_pool: tuple[str, list[tuple[int, float]]] | None = None
+        if ranker is not None:
+            try:
+                ranked_pool = _ranked_pool(conn, tiers, where, args, pool_size, ranker)
+            except RankerUnreadable as exc:
+                diagnostics["ranker_unused"] = str(exc)
+        diagnostics["ranked_by"] = "tantivy" if ranked_pool else "fts5"
+        diagnostics["admitted_by"], ranked = ranked_pool or _ranked_pool(conn, tiers, where, args, pool_size)
         for row in _load_chunks(conn, [r[0] for r in ranked]):
             hits[row["id"]] = Hit(row)
         for chunk_id, rank in ranked:

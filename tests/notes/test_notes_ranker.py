@@ -204,3 +204,27 @@ def test_a_stopped_first_build_resumes_and_applies_what_changed_meanwhile(
     assert later.current(store.conn()) is None
     assert later.pool('"heron0"', 10) == []
     assert later.pool('"heron59"', 10) != []
+
+
+def test_a_damaged_ranker_is_answered_around_and_built_again(
+    ranked: tuple[NotesProcess, Path, Path],
+) -> None:
+    adapter, root, work = ranked
+    assert adapter.search("heron7 nests")["diagnostics"]["ranked_by"] == "tantivy"
+    adapter.close()
+    for segment in (work / RANKER_DIR).iterdir():  # its files are lost
+        if segment.suffix in {".idx", ".term", ".fast"}:
+            segment.unlink()
+    again = NotesProcess()
+    try:
+        again.initialize(str(root), str(work), {"watch": False, "ranker": "tantivy"})
+        result = again.search("heron7 nests")
+        assert result["outcome"] == "success"
+        assert result["diagnostics"]["ranked_by"] == "fts5"
+        assert result["diagnostics"]["ranker_unused"] == "unreadable"
+        assert _records(result)[0] == "area1/note-007.md"
+        assert "could not be read" in again.health()["diagnostics"]["ranker_error"]
+        assert again.refresh()["coverage"] == "complete"  # index work builds it again
+        assert _records(_ranked_by_ranker(again, "heron7 nests"))[0] == "area1/note-007.md"
+    finally:
+        again.close()
