@@ -63,7 +63,7 @@ from adapter_sdk.protocol import (
 from adapter_sdk.server import Adapter, Cancellation, current_cancellation
 from adapters.notes.catchup import Catchup, Progress
 from adapters.notes.freshness import describe, quick_check
-from adapters.notes.ranker import Ranker, tantivy_installed
+from adapters.notes.ranker import APPLY_BEFORE_SEARCH, PENDING_CHANGES, Ranker, tantivy_installed
 from adapters.notes.ranker import wanted as ranker_wanted
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
@@ -89,6 +89,8 @@ ANSWER_RESERVE_S = 0.25
 WAIT_SHARE = 0.5
 # an adapter alive this long is kept warm by its broker, so watching the folder pays
 WATCH_AFTER_S = 5.0
+# how long a search waits for the ranker's own catch-up before it applies changes itself
+RANKER_WAIT_S = 0.2
 T = TypeVar("T")
 
 
@@ -274,6 +276,9 @@ class NotesAdapter(Adapter):
         if not ranker_wanted(self.settings.ranker, row_counts(conn)[1], ranker.exists()):
             return None, None
         why = ranker.current(conn)
+        if why == PENDING_CHANGES and self._catchup().progress().idle:
+            ranker.apply_now(conn, APPLY_BEFORE_SEARCH, wait=RANKER_WAIT_S)
+            why = ranker.current(conn)
         if why is not None:
             if self._catchup().progress().idle:  # else the catch-up's end nudges it
                 ranker.nudge()

@@ -47,10 +47,12 @@ RANKER_DIR = "notes-rank"
 MIN_CHUNKS = 20_000
 BUILD_BATCH = 50_000  # chunks per commit of a first build
 APPLY_AT_MOST = 2_000  # journaled chunks a process that does no index work still applies
+APPLY_BEFORE_SEARCH = 500  # journaled chunks a search applies itself rather than use FTS5
 BUILD_HEAP = 128_000_000
 APPLY_HEAP = 16_000_000
 TITLE_BOOST = 2.0  # the title weighs as in FTS5 (``store.TITLE_WEIGHT``)
 MAX_TOKEN_CHARS = 64  # as the query side's tokenizer (``adapter_sdk.lexical``)
+PENDING_CHANGES = "changes not yet applied"
 _MARKER_ID = 0  # chunk ids start at 1
 _ANALYZER = "notes"
 
@@ -133,7 +135,7 @@ class Ranker:
             index.reload()  # another process may have applied them
             marker = _marker(index)
             if marker is None or last_journaled(conn) > marker["seq"]:
-                return "changes not yet applied"
+                return PENDING_CHANGES
         if index.searcher().num_docs - 1 != row_counts(conn)[1]:
             return "out of step with the index"
         return None
@@ -185,6 +187,25 @@ class Ranker:
                     return False
                 self._cond.wait(min(left, 0.05))  # the lock is let go outside the condition
             return True
+
+    def apply_now(self, conn: sqlite3.Connection, at_most: int, wait: float) -> None:
+        """Apply a journal of at most ``at_most`` entries on this thread, waiting up to
+        ``wait`` seconds for a catch-up already running: a search is waiting, and over
+        a large folder applying a few chunks costs less than ranking with FTS5."""
+        if not self._work.acquire(timeout=wait):
+            return
+        try:
+            index = self._opened()
+            marker = _marker(index) if index is not None else None
+            if index is None or marker is None or marker["built_to"] != -1:
+                return
+            if 0 < last_journaled(conn) - marker["seq"] <= at_most:
+                self._apply(index, conn, marker)
+        except (ValueError, OSError, sqlite3.Error) as exc:
+            if "LockBusy" not in str(exc):
+                self.error = f"ranker update failed: {exc}"
+        finally:
+            self._work.release()
 
     def catch_up(self) -> None:
         """Build the ranker, resume its build, or apply the journal, as far as this

@@ -103,13 +103,15 @@ def test_an_edit_is_never_ranked_from_the_ranker_before_it_is_applied(
     assert "area2/note-005.md" not in _records(_ranked_by_ranker(adapter, "heron5"))
 
 
-def test_an_edited_note_is_found_by_its_new_words_once_applied(
+def test_the_search_after_an_edit_applies_it_and_ranks_with_the_ranker(
     ranked: tuple[NotesProcess, Path, Path],
 ) -> None:
     adapter, root, _ = ranked
     path = root / "area1" / "note-004.md"
     path.write_text(path.read_text() + "\nA kingfisher flew past.\n")
-    result = _ranked_by_ranker(adapter, "kingfisher")
+    # a search applies a short journal itself rather than fall back to FTS5
+    result = adapter.search("kingfisher")
+    assert result["diagnostics"]["ranked_by"] == "tantivy"
     assert _records(result) == ["area1/note-004.md"]
 
 
