@@ -89,7 +89,7 @@ ANSWER_RESERVE_S = 0.25
 WAIT_SHARE = 0.5
 # an adapter alive this long is kept warm by its broker, so watching the folder pays
 WATCH_AFTER_S = 5.0
-# how long a search waits for the ranker's own catch-up before it applies changes itself
+# how long a short-lived adapter's search waits for the ranker to apply a change
 RANKER_WAIT_S = 0.2
 T = TypeVar("T")
 
@@ -276,7 +276,8 @@ class NotesAdapter(Adapter):
         if not ranker_wanted(self.settings.ranker, row_counts(conn)[1], ranker.exists()):
             return None, None
         why = ranker.current(conn)
-        if why == PENDING_CHANGES and self._catchup().progress().idle:
+        if why == PENDING_CHANGES and not ranker.may_build and self._catchup().progress().idle:
+            # a short-lived process applies it here; a warm one's ranker thread does at once
             ranker.apply_now(conn, APPLY_BEFORE_SEARCH, wait=RANKER_WAIT_S)
             why = ranker.current(conn)
         if why is not None:

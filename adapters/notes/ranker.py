@@ -190,8 +190,10 @@ class Ranker:
 
     def apply_now(self, conn: sqlite3.Connection, at_most: int, wait: float) -> None:
         """Apply a journal of at most ``at_most`` entries on this thread, waiting up to
-        ``wait`` seconds for a catch-up already running: a search is waiting, and over
-        a large folder applying a few chunks costs less than ranking with FTS5."""
+        ``wait`` seconds for a catch-up already applying it. For a process that does no
+        index work: it leaves soon, and until a resident adapter or a refresh applied the
+        change, every later process would rank with FTS5 (200 ms for common words at
+        100k notes, against 30 ms to apply a note)."""
         if not self._work.acquire(timeout=wait):
             return
         try:

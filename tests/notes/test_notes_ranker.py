@@ -103,16 +103,37 @@ def test_an_edit_is_never_ranked_from_the_ranker_before_it_is_applied(
     assert "area2/note-005.md" not in _records(_ranked_by_ranker(adapter, "heron5"))
 
 
-def test_the_search_after_an_edit_applies_it_and_ranks_with_the_ranker(
+def test_a_short_lived_adapter_applies_an_edit_itself_and_ranks_with_the_ranker(
+    ranked: tuple[NotesProcess, Path, Path],
+) -> None:
+    adapter, root, work = ranked
+    adapter.close()
+    path = root / "area1" / "note-004.md"
+    path.write_text(path.read_text() + "\nA kingfisher flew past.\n")
+    cold = NotesProcess()  # as a cold query starts it: no refresh, not kept warm
+    try:
+        cold.initialize(str(root), str(work), {"watch": False, "ranker": "tantivy"})
+        result = cold.search("kingfisher")
+        assert result["diagnostics"]["ranked_by"] == "tantivy"
+        assert _records(result) == ["area1/note-004.md"]
+    finally:
+        cold.close()
+    later = NotesProcess()  # and what it applied stays applied for the next one
+    try:
+        later.initialize(str(root), str(work), {"watch": False, "ranker": "tantivy"})
+        assert later.search("kingfisher")["diagnostics"]["ranked_by"] == "tantivy"
+    finally:
+        later.close()
+
+
+def test_a_warm_adapter_applies_an_edit_on_its_own_thread(
     ranked: tuple[NotesProcess, Path, Path],
 ) -> None:
     adapter, root, _ = ranked
-    path = root / "area1" / "note-004.md"
-    path.write_text(path.read_text() + "\nA kingfisher flew past.\n")
-    # a search applies a short journal itself rather than fall back to FTS5
-    result = adapter.search("kingfisher")
-    assert result["diagnostics"]["ranked_by"] == "tantivy"
-    assert _records(result) == ["area1/note-004.md"]
+    path = root / "area0" / "note-006.md"
+    path.write_text(path.read_text() + "\nA bittern boomed.\n")
+    assert _records(adapter.search("bittern")) == ["area0/note-006.md"]  # whichever ranks it
+    assert _records(_ranked_by_ranker(adapter, "bittern")) == ["area0/note-006.md"]
 
 
 def test_a_rebuilt_index_file_is_not_ranked_by_the_ranker_of_the_old_one(
