@@ -89,8 +89,10 @@ ANSWER_RESERVE_S = 0.25
 WAIT_SHARE = 0.5
 # an adapter alive this long is kept warm by its broker, so watching the folder pays
 WATCH_AFTER_S = 5.0
-# how long a short-lived adapter's search waits for the ranker to apply a change
+# how long a short-lived adapter's search waits for the ranker to apply a change, and
+# from how many chunks it does (below, FTS5 ranks in less time than applying takes)
 RANKER_WAIT_S = 0.2
+APPLY_IN_SEARCH_FROM = 200_000
 T = TypeVar("T")
 
 
@@ -139,8 +141,11 @@ class NotesAdapter(Adapter):
         self.repo = self.snapshot_unavailable = self._snapshots = self.watcher = None
         # a read-only index journals nothing, so it is ranked by FTS5 alone
         writable = self.store.keeps_term_counts and tantivy_installed()
-        self.ranker = Ranker(params.workdir, self.store) if writable else None
         self.catchup = Catchup(self.store, self.root, self.settings, after_run=self._rank_upkeep)
+        catchup = self.catchup
+        self.ranker = Ranker(
+            params.workdir, self.store, index_busy=lambda: not catchup.progress().idle
+        ) if writable else None
         available = self._unavailable_reason() is None
         if available and not self.store.meta("build_complete"):
             self.catchup.sweep()  # the first build (or the rest of a stopped one) starts now
@@ -273,11 +278,14 @@ class NotesAdapter(Adapter):
         if ranker is None:
             return None, None
         conn = self._store().conn()
-        if not ranker_wanted(self.settings.ranker, row_counts(conn)[1], ranker.exists()):
+        chunks = row_counts(conn)[1]
+        if not ranker_wanted(self.settings.ranker, chunks, ranker.exists()):
             return None, None
         why = ranker.current(conn)
-        if why == PENDING_CHANGES and not ranker.may_build and self._catchup().progress().idle:
-            # a short-lived process applies it here; a warm one's ranker thread does at once
+        # a short-lived process applies a change here where that is quicker than FTS5, or
+        # always when the settings ask for the ranker; a warm one's ranker thread does at once
+        quicker = chunks >= APPLY_IN_SEARCH_FROM or self.settings.ranker == "tantivy"
+        if why == PENDING_CHANGES and quicker and not ranker.may_build and self._catchup().progress().idle:
             ranker.apply_now(conn, APPLY_BEFORE_SEARCH, wait=RANKER_WAIT_S)
             why = ranker.current(conn)
         if why is not None:

@@ -34,6 +34,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from adapters.notes.store import row_counts
@@ -48,6 +49,7 @@ MIN_CHUNKS = 20_000
 BUILD_BATCH = 50_000  # chunks per commit of a first build
 APPLY_AT_MOST = 2_000  # journaled chunks a process that does no index work still applies
 APPLY_BEFORE_SEARCH = 500  # journaled chunks a search applies itself rather than use FTS5
+APPLY_BATCH = 10_000  # journal entries applied a commit
 BUILD_HEAP = 128_000_000
 APPLY_HEAP = 16_000_000
 TITLE_BOOST = 2.0  # the title weighs as in FTS5 (``store.TITLE_WEIGHT``)
@@ -96,9 +98,10 @@ class RankerUnreadable(Exception):
 class Ranker:
     """The tantivy index in ``<workdir>/notes-rank``, kept up with the SQLite index."""
 
-    def __init__(self, workdir: str, store: Store) -> None:
+    def __init__(self, workdir: str, store: Store, index_busy: Callable[[], bool] = lambda: False) -> None:
         self.path = os.path.join(workdir, RANKER_DIR)
         self.store = store
+        self.index_busy = index_busy  # whether the SQLite index is being written now
         self.may_build = False  # whether this process may run a first build
         self.error: str | None = None  # why the last catch-up failed, if it did
         self._index: tantivy.Index | None = None
@@ -299,15 +302,29 @@ class Ranker:
             write.execute("DELETE FROM rank_journal WHERE seq <= ?", (marker["seq"],))
 
     def _apply(self, index: tantivy.Index, conn: sqlite3.Connection, marker: dict[str, Any]) -> None:
+        """Apply the journal, ``APPLY_BATCH`` entries a commit, stopping between commits
+        when the SQLite index is being written again (it is applied once that rests)."""
+        while True:
+            entries = conn.execute(
+                "SELECT seq, chunk_id FROM rank_journal WHERE seq > ? ORDER BY seq LIMIT ?",
+                (marker["seq"], APPLY_BATCH),
+            ).fetchall()
+            if not entries:
+                return
+            marker = {**marker, "seq": entries[-1][0]}
+            self._commit_changes(index, conn, sorted({chunk for _, chunk in entries}), marker)
+            with self.store.transaction() as write:
+                write.execute("DELETE FROM rank_journal WHERE seq <= ?", (marker["seq"],))
+            if len(entries) < APPLY_BATCH or self._stopping or self.index_busy():
+                return
+
+    def _commit_changes(
+        self, index: tantivy.Index, conn: sqlite3.Connection, changed: list[int], marker: dict[str, Any]
+    ) -> None:
+        """Drop the ``changed`` chunks, add back those the index still holds, and commit
+        with ``marker``."""
         import tantivy
 
-        upto = last_journaled(conn)
-        changed = [
-            row[0] for row in conn.execute(
-                "SELECT DISTINCT chunk_id FROM rank_journal WHERE seq > ? AND seq <= ?",
-                (marker["seq"], upto),
-            )
-        ]
         writer = index.writer(APPLY_HEAP, 1)
         try:
             for chunk_id in changed:
@@ -319,15 +336,13 @@ class Ranker:
                     f"SELECT rowid, title, body FROM chunk_text WHERE rowid IN ({marks})", ids
                 ):
                     writer.add_document(tantivy.Document(id=chunk_id, title=title, body=body))
-            _set_marker(writer, {**marker, "seq": upto})
+            _set_marker(writer, marker)
             writer.commit()
             writer.wait_merging_threads()
         except BaseException:
             writer.rollback()
             raise
         index.reload()
-        with self.store.transaction() as write:
-            write.execute("DELETE FROM rank_journal WHERE seq <= ?", (upto,))
 
     # -- the tantivy index ---------------------------------------------------------
 
