@@ -35,6 +35,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -347,7 +348,13 @@ def bench_size(size: str, workdir: Path, kill_after: float, warm_runs: int) -> d
         built = next((Path(home) / "state").rglob("notes-index.sqlite3"), None)
         if built is not None:  # start from the index the command built, as a broker would
             resident.mkdir()
-            shutil.copy(built, resident / built.name)
+            # through SQLite's backup, so what is still in the write-ahead log comes along
+            source, copy = sqlite3.connect(built), sqlite3.connect(resident / built.name)
+            try:
+                source.backup(copy)
+            finally:
+                source.close()
+                copy.close()
             if (built.parent / RANKER_DIR).is_dir():
                 shutil.copytree(built.parent / RANKER_DIR, resident / RANKER_DIR)
         adapter = Adapter(notes, resident)

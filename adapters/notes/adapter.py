@@ -253,7 +253,7 @@ class NotesAdapter(Adapter):
                 candidates, diagnostics = run_search(conn, params, context)
                 if not_ranking:
                     diagnostics["ranker_unused"] = not_ranking
-                if ranker is not None and diagnostics.get("ranker_unused"):
+                if ranker is not None and ranker.may_build and diagnostics.get("ranker_unused"):
                     ranker.nudge()  # it could not be read: index work builds it again
                 return candidates, diagnostics
             except sqlite3.OperationalError as exc:
@@ -289,7 +289,7 @@ class NotesAdapter(Adapter):
             ranker.apply_now(conn, APPLY_BEFORE_SEARCH, wait=RANKER_WAIT_S)
             why = ranker.current(conn)
         if why is not None:
-            if self._catchup().progress().idle:  # else the catch-up's end nudges it
+            if ranker.may_build and self._catchup().progress().idle:  # else the catch-up's end nudges it
                 ranker.nudge()
             return None, why
         return ranker, None
@@ -300,10 +300,10 @@ class NotesAdapter(Adapter):
         ranker, store = self.ranker, self._store()
         if ranker is None or not store.meta("build_complete") or not self._catchup().progress().idle:
             return  # the index is still changing: the ranker is brought up to date once it rests
-        if ranker_wanted(self.settings.ranker, row_counts(store.conn())[1], ranker.exists()):
-            ranker.nudge()
-        else:
+        if not ranker_wanted(self.settings.ranker, row_counts(store.conn())[1], ranker.exists()):
             ranker.forget()
+        elif ranker.may_build:  # a short-lived process would be gone before it finished
+            ranker.nudge()
 
     def _settle(self, deadline: datetime, check: bool) -> tuple[dict[str, Any], SyncReport, Progress]:
         """Learn what changed (unless the folder is watched), hand it to the catch-up, and

@@ -338,7 +338,8 @@ class Ranker:
                     writer.add_document(tantivy.Document(id=chunk_id, title=title, body=body))
             _set_marker(writer, marker)
             writer.commit()
-            writer.wait_merging_threads()
+            if self.may_build:  # a short-lived process leaves the merging to index work
+                writer.wait_merging_threads()
         except BaseException:
             writer.rollback()
             raise
