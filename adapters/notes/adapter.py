@@ -302,8 +302,11 @@ class NotesAdapter(Adapter):
             return  # the index is still changing: the ranker is brought up to date once it rests
         if not ranker_wanted(self.settings.ranker, row_counts(store.conn())[1], ranker.exists()):
             ranker.forget()
-        elif ranker.may_build:  # a short-lived process would be gone before it finished
+        elif ranker.may_build:
             ranker.nudge()
+        elif not ranker.exists():  # with no ranker yet, its first build will read every chunk
+            ranker.forget()
+        # else a short-lived process leaves the change to its search or to index work
 
     def _settle(self, deadline: datetime, check: bool) -> tuple[dict[str, Any], SyncReport, Progress]:
         """Learn what changed (unless the folder is watched), hand it to the catch-up, and

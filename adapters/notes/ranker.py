@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 RANKER_DIR = "notes-rank"
 MIN_CHUNKS = 20_000
 BUILD_BATCH = 50_000  # chunks per commit of a first build
-APPLY_AT_MOST = 2_000  # journaled chunks a process that does no index work still applies
 APPLY_BEFORE_SEARCH = 500  # journaled chunks a search applies itself rather than use FTS5
 APPLY_BATCH = 10_000  # journal entries applied a commit
 BUILD_HEAP = 128_000_000
@@ -102,7 +101,10 @@ class Ranker:
         self.path = os.path.join(workdir, RANKER_DIR)
         self.store = store
         self.index_busy = index_busy  # whether the SQLite index is being written now
-        self.may_build = False  # whether this process may run a first build
+        # whether this process does index work (a refresh, or kept warm): it builds the
+        # ranker and applies changes on its own thread; a short-lived one only applies a
+        # change in a search (``apply_now``)
+        self.may_build = False
         self.error: str | None = None  # why the last catch-up failed, if it did
         self._index: tantivy.Index | None = None
         self._work = threading.Lock()  # one catch-up at a time in this process
@@ -213,8 +215,8 @@ class Ranker:
             self._work.release()
 
     def catch_up(self) -> None:
-        """Build the ranker, resume its build, or apply the journal, as far as this
-        process may; a process that does no index work leaves a long journal alone."""
+        """Build the ranker, resume its build, or apply the journal (index work: the
+        ranker's own thread runs it)."""
         if not self._work.acquire(blocking=False):
             return
         try:
@@ -256,10 +258,6 @@ class Ranker:
         ):
             marker = None  # it lost step with the index somehow: built again
         if marker is None or marker["built_to"] != -1:
-            if not self.may_build:
-                if not self.exists():
-                    self._trim_journal()
-                return
             if marker is None:
                 index = self._create()
                 marker = {"seq": last_journaled(conn), "built_to": 0, "epoch": epoch}
@@ -269,10 +267,8 @@ class Ranker:
             if marker is None or marker["built_to"] != -1:
                 return  # stopped part-way: the journal waits for the rest of the build
         assert index is not None
-        pending = last_journaled(conn) - marker["seq"]
-        if pending <= 0 or (pending > APPLY_AT_MOST and not self.may_build):
-            return
-        self._apply(index, conn, marker)
+        if last_journaled(conn) > marker["seq"]:
+            self._apply(index, conn, marker)
 
     def _build(self, index: tantivy.Index, conn: sqlite3.Connection, marker: dict[str, Any]) -> None:
         import tantivy
@@ -348,7 +344,8 @@ class Ranker:
     # -- the tantivy index ---------------------------------------------------------
 
     def forget(self) -> None:
-        """Delete the ranker (the folder is too small for it, or it is switched off)."""
+        """Delete the ranker (the folder is too small for it, or it is switched off), and
+        the journal, which only a ranker on disk has a use for."""
         with self._work:
             if self.exists():
                 import shutil

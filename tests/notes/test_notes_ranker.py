@@ -251,3 +251,20 @@ def test_a_damaged_ranker_is_answered_around_and_built_again(
         assert _records(_ranked_by_ranker(again, "heron7 nests"))[0] == "area1/note-007.md"
     finally:
         again.close()
+
+
+def test_a_short_lived_adapter_with_no_ranker_keeps_no_journal(tmp_path: Path) -> None:
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root)
+    adapter = NotesProcess()  # never refreshed nor kept warm: it builds no ranker
+    try:
+        adapter.initialize(str(root), str(work), {"watch": False, "ranker": "tantivy"})
+        result = adapter.search("heron3 nests")  # waits for the first build of the index
+        assert result["diagnostics"]["ranker_unused"] == "not built"
+        (root / "area0" / "note-003.md").unlink()
+        adapter.search("heron3 nests")
+        with sqlite3.connect(work / INDEX_FILE) as conn:
+            assert conn.execute("SELECT count(*) FROM rank_journal").fetchone()[0] == 0
+        assert not (work / RANKER_DIR).exists()
+    finally:
+        adapter.close()
