@@ -1,6 +1,8 @@
 """The notes adapter: a folder of markdown and text notes behind protocol v1.
 
-The index is a persistent SQLite FTS5 file in the workdir. The handshake
+The index is a persistent SQLite FTS5 file in the workdir; from 20,000 chunks
+up a tantivy index beside it ranks the candidates, but only while it holds
+exactly what the SQLite index does (``ranker.py``). The handshake
 answers at once; building and catching up run on a thread of their own
 (``catchup.py``), committed in batches, so a first build resumes where a
 stopped one left off and no query deadline ever cuts index work short. A
