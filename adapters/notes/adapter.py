@@ -142,12 +142,11 @@ class NotesAdapter(Adapter):
         self.store.open()
         self.repo = self.snapshot_unavailable = self._snapshots = self.watcher = None
         # a read-only index journals nothing, so it is ranked by FTS5 alone
-        writable = self.store.keeps_term_counts and tantivy_installed()
         self.catchup = Catchup(self.store, self.root, self.settings, after_run=self._rank_upkeep)
         catchup = self.catchup
         self.ranker = Ranker(
             params.workdir, self.store, index_busy=lambda: not catchup.progress().idle
-        ) if writable else None
+        ) if self.store.writable and tantivy_installed() else None
         available = self._unavailable_reason() is None
         if available and not self.store.meta("build_complete"):
             self.catchup.sweep()  # the first build (or the rest of a stopped one) starts now
@@ -287,11 +286,12 @@ class NotesAdapter(Adapter):
         # a short-lived process applies a change here where that is quicker than FTS5, or
         # always when the settings ask for the ranker; a warm one's ranker thread does at once
         quicker = chunks >= APPLY_IN_SEARCH_FROM or self.settings.ranker == "tantivy"
-        if why == PENDING_CHANGES and quicker and not ranker.may_build and self._catchup().progress().idle:
+        idle = self._catchup().progress().idle
+        if why == PENDING_CHANGES and quicker and not ranker.may_build and idle:
             ranker.apply_now(conn, APPLY_BEFORE_SEARCH, wait=RANKER_WAIT_S)
             why = ranker.current(conn)
         if why is not None:
-            if ranker.may_build and self._catchup().progress().idle:  # else the catch-up's end nudges it
+            if ranker.may_build and idle:  # else the catch-up's end nudges it
                 ranker.nudge()
             return None, why
         return ranker, None

@@ -141,7 +141,7 @@ class Ranker:
             marker = _marker(index)
             if marker is None or last_journaled(conn) > marker["seq"]:
                 return PENDING_CHANGES
-        if index.searcher().num_docs - 1 != row_counts(conn)[1]:
+        if _out_of_step(index, conn):
             return "out of step with the index"
         return None
 
@@ -254,7 +254,7 @@ class Ranker:
             marker = None
         if (
             marker is not None and marker["built_to"] == -1 and marker["seq"] == last_journaled(conn)
-            and index is not None and index.searcher().num_docs - 1 != row_counts(conn)[1]
+            and index is not None and _out_of_step(index, conn)
         ):
             marker = None  # it lost step with the index somehow: built again
         if marker is None or marker["built_to"] != -1:
@@ -407,6 +407,11 @@ def _analyzer() -> tantivy.TextAnalyzer:
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
+
+
+def _out_of_step(index: tantivy.Index, conn: sqlite3.Connection) -> bool:
+    """Whether the ranker holds another number of chunks than the index (its marker aside)."""
+    return bool(index.searcher().num_docs - 1 != row_counts(conn)[1])
 
 
 def _marker(index: tantivy.Index) -> dict[str, Any] | None:

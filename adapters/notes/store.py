@@ -131,7 +131,7 @@ class Store:
         self._local = threading.local()
         self._epoch = 0
         self.rebuilt_reason: str | None = None
-        self.keeps_term_counts = False
+        self.writable = False
 
     def open(self) -> None:
         """Open the index, starting afresh when it is corrupt or was built differently."""
@@ -151,9 +151,9 @@ class Store:
                 for statement in JOURNAL:
                     self.conn().execute(statement)
                 self._keep_row_counts()
-                self.keeps_term_counts = True
+                self.writable = True
             except sqlite3.OperationalError:  # a read-only index: searches count each time
-                self.keeps_term_counts = False
+                self.writable = False
 
     def _keep_row_counts(self) -> None:
         """Count the rows of an index written before the writer kept its counts, once, so
@@ -169,7 +169,7 @@ class Store:
 
     def kept_term_counts(self, generation: str, terms: list[str]) -> dict[str, int]:
         """The chunk counts of ``terms`` some search kept for ``generation``."""
-        if not self.keeps_term_counts:
+        if not self.writable:
             return {}
         marks = ",".join("?" * len(terms))
         rows = self.conn().execute(
@@ -181,7 +181,7 @@ class Store:
     def keep_term_counts(self, generation: str, counts: dict[str, int]) -> None:
         """Keep what a search counted for ``generation``, dropping other generations'.
         Only a cache: skipped, never waited for, while the index is being written."""
-        if not self.keeps_term_counts or not self.write_lock.acquire(blocking=False):
+        if not self.writable or not self.write_lock.acquire(blocking=False):
             return
         conn = self.conn()
         try:
