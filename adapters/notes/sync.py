@@ -65,7 +65,14 @@ CHECKPOINT_AFTER = 200
 BATCH_FILES = 1000
 SLICE_FILES = 250
 BULK_AFTER = 2000  # a run reading this many files writes as a bulk load (Store.bulk)
-_ROW_BATCH = 500
+# Pending rows are written once this many are held, while the preparer reads the next
+# slice. FTS5 starts a new index segment whenever a write's rowid is below the one
+# before it, so each flush that deletes replaced chunks after others were inserted costs
+# a segment, and merging segments is most of what an update costs: while deletes are
+# pending, rows are held until many more (or this much text) are.
+_FLUSH_ROWS = 500
+_FLUSH_ROWS_DELETING = 20_000
+_FLUSH_BYTES = 8 << 20
 
 
 @dataclass
@@ -336,7 +343,12 @@ class _Updater:
         self.rows: dict[str, list[tuple[object, ...]]] = {
             "notes": [], "chunks": [], "chunk_text": [], "identifiers": []
         }
-        self.note_deletes: list[int] = []  # notes whose rows go with the next flush
+        # what goes with the next flush, before its inserts
+        self.note_deletes: list[int] = []  # notes gone, with every row of theirs
+        self.replaced_notes: list[int] = []  # notes re-indexed: their own row and identifiers
+        self.chunk_deletes: list[int] = []  # chunks of re-indexed notes whose text is gone
+        self.chunk_moves: list[tuple[object, ...]] = []  # kept chunks' new places (chunks rows)
+        self.pending_bytes = 0  # text of the chunk rows not yet written
 
     def apply(self, batch: list[WorkItem], prepared: list[Prepared]) -> None:
         """Apply ``batch``; ``prepared`` holds, in order, what its files to read held."""
@@ -400,8 +412,13 @@ class _Updater:
             self._forget_note(rel)
             self.decline(rel, stat, BINARY, BINARY_FIX)
         elif isinstance(outcome, PreparedNote):
-            self._forget(rel)
-            self._insert(rel, stat, outcome)
+            if note is not None and not self.full:
+                self._forget_in("failures", rel)
+                self._forget_in("declined", rel)
+                self._replace(rel, stat, note, outcome)
+            else:
+                self._forget(rel)
+                self._insert(rel, stat, outcome)
             self.report.files_reindexed += 1
             self.report.changed = True
 
@@ -457,9 +474,35 @@ class _Updater:
         self.note_deletes.append(note_id)
         self.report.changed = True
 
-    def _insert(self, rel: str, stat: FileStat, note: PreparedNote) -> None:
-        note_id = self.next_note
-        self.next_note += 1
+    def _replace(self, rel: str, stat: FileStat, recorded: tuple[int, str, int], note: PreparedNote) -> None:
+        """Re-index a recorded note under its own id, keeping each chunk whose text is
+        unchanged: FTS5 deletes a row by tokenizing its old text again, so an edit that
+        touches one section of a note costs that section, not the whole note."""
+        note_id, digest, chunk_count = recorded
+        self.digest ^= _file_digest(rel, digest)
+        self.note_rows -= 1
+        self.chunk_rows -= chunk_count
+        self.replaced_notes.append(note_id)
+        old: dict[tuple[str, str], list[int]] = {}
+        rows = self.conn.execute(
+            "SELECT c.id, t.title, t.body FROM chunks c JOIN chunk_text t ON t.rowid = c.id"
+            " WHERE c.note_id = ? ORDER BY c.ordinal", (note_id,),
+        )
+        for chunk_id, title, body in rows:
+            old.setdefault((title, body), []).append(chunk_id)
+        kept = [old[text].pop(0) if old.get(text) else None for text in note.texts]
+        self.chunk_deletes += [chunk_id for ids in old.values() for chunk_id in ids]
+        self._insert(rel, stat, note, note_id=note_id, kept=kept)
+
+    def _insert(
+        self, rel: str, stat: FileStat, note: PreparedNote,
+        note_id: int | None = None, kept: list[int | None] | None = None,
+    ) -> None:
+        """Add ``note``'s rows: under a new id, or under ``note_id`` with the chunks in
+        ``kept`` (per chunk, the id of a recorded chunk of the same text, or None)."""
+        if note_id is None:
+            note_id = self.next_note
+            self.next_note += 1
         self.note_rows += 1
         self.chunk_rows += len(note.chunks)
         self.digest ^= _file_digest(rel, note.digest)
@@ -470,14 +513,22 @@ class _Updater:
             note.title, note.front, int(note.has_supersedes), int(note.has_problems),
             len(note.chunks), note.decode_problem,
         ))
-        for chunk, (title, body) in zip(note.chunks, note.texts, strict=True):
+        for chunk, (title, body), kept_id in zip(
+            note.chunks, note.texts, kept or [None] * len(note.chunks), strict=True
+        ):
+            if kept_id is not None:
+                self.chunk_moves.append((kept_id, note_id, *chunk))
+                continue
             chunk_id = self.next_chunk
             self.next_chunk += 1
             self.rows["chunks"].append((chunk_id, note_id, *chunk))
             self.rows["chunk_text"].append((chunk_id, title, body))
+            self.pending_bytes += len(title) + len(body)
         for key, kind in note.identifiers:
             self.rows["identifiers"].append((key, note_id, kind))
-        if len(self.rows["chunk_text"]) + len(self.note_deletes) >= _ROW_BATCH:
+        deleting = len(self.chunk_deletes) + len(self.note_deletes)
+        rows = len(self.rows["chunk_text"]) + len(self.chunk_moves) + deleting
+        if rows >= (_FLUSH_ROWS_DELETING if deleting else _FLUSH_ROWS) or self.pending_bytes >= _FLUSH_BYTES:
             self._flush()
 
     def _flush(self) -> None:
@@ -494,10 +545,24 @@ class _Updater:
             for sql in _DELETES:
                 conn.execute(sql, (gone,))
             self.note_deletes.clear()
+        if self.chunk_deletes:
+            gone = json.dumps(self.chunk_deletes)
+            conn.execute("DELETE FROM chunk_text WHERE rowid IN (SELECT value FROM json_each(?))", (gone,))
+            conn.execute("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (gone,))
+            self.chunk_deletes.clear()
+        if self.replaced_notes:
+            gone = json.dumps(self.replaced_notes)
+            for sql in _DELETES[1:]:  # the note's row and identifiers; its chunks were sorted out
+                conn.execute(sql, (gone,))
+            self.replaced_notes.clear()
+        if self.chunk_moves:
+            conn.execute(_MOVE_SQL, (json.dumps(self.chunk_moves, ensure_ascii=False),))
+            self.chunk_moves.clear()
         for table, columns in _COLUMNS.items():
             if rows[table]:
                 conn.execute(_insert_sql(table, columns), (json.dumps(rows[table], ensure_ascii=False),))
                 rows[table].clear()
+        self.pending_bytes = 0
 
 
 _DELETES = (
@@ -512,6 +577,14 @@ _COLUMNS = {
     "chunk_text": ("rowid", "title", "body"),
     "identifiers": ("key", "note_id", "kind"),
 }
+# A kept chunk's row takes its new place in the note (an update, so the ranker's journal
+# triggers, which fire on inserts and deletes, see nothing: the chunk's text is the same).
+_MOVE_SQL = (
+    "UPDATE chunks SET " + ", ".join(
+        f"{column} = json_extract(moved.value, '$[{index}]')"
+        for index, column in enumerate(_COLUMNS["chunks"]) if column != "id"
+    ) + " FROM json_each(?) AS moved WHERE chunks.id = json_extract(moved.value, '$[0]')"
+)
 
 
 def _insert_sql(table: str, columns: tuple[str, ...]) -> str:

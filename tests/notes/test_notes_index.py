@@ -159,3 +159,69 @@ def test_an_index_that_kept_no_counts_gains_them_when_opened(store: tuple[Store,
     reopened = Store(index.path, str(root), NotesSettings().digest)
     reopened.open()  # so no search counts 550,000 chunks to learn how many there are
     assert (reopened.meta("note_rows"), reopened.meta("chunk_rows")) == _counted(index)
+
+
+SECTIONS = [f"## Part {n}\n\nplover{n} heron egret {n}\n" for n in range(6)]
+
+
+def _chunk_rows(index: Store) -> list[tuple[object, ...]]:
+    """Every chunk as a search and a locator see it: its note, place and indexed text."""
+    return sorted(index.conn().execute(
+        "SELECT n.path, c.ordinal, c.start_line, c.end_line, c.heading, c.heading_path, c.preview,"
+        " t.title, t.body FROM chunks c JOIN notes n ON n.id = c.note_id JOIN chunk_text t ON t.rowid = c.id"
+    ))
+
+
+def _matches(index: Store, term: str) -> list[tuple[str, int]]:
+    return sorted(index.conn().execute(
+        "SELECT n.path, c.start_line FROM chunk_text JOIN chunks c ON c.id = chunk_text.rowid"
+        " JOIN notes n ON n.id = c.note_id WHERE chunk_text MATCH ?", (term,),
+    ))
+
+
+def test_an_edit_reindexes_only_the_chunks_whose_text_changed(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    write_note(root, "long.md", "# Long\n\n" + "\n".join(SECTIONS))
+    write_note(root, "other.md", "# Other\n\nheron\n")
+    index = Store(str(tmp_path / "index.sqlite3"), str(root), NotesSettings().digest)
+    index.open()
+    sync(index, str(root), NotesSettings())
+    ids_before = dict(index.conn().execute("SELECT t.body, c.id FROM chunks c JOIN chunk_text t ON t.rowid = c.id"))
+    journaled_before = index.conn().execute("SELECT count(*) FROM rank_journal").fetchone()[0]
+
+    # two lines above every section, part 2 rewritten, part 3 gone
+    edited = SECTIONS[:2] + ["## Part 2\n\ncormorant rewritten\n"] + SECTIONS[4:]
+    write_note(root, "long.md", "# Long\n\nintro\nmore intro\n\n" + "\n".join(edited), mtime=1_800_000_000)
+    report = sync(index, str(root), NotesSettings())
+
+    assert report.files_reindexed == 1
+    ids_after = dict(index.conn().execute("SELECT t.body, c.id FROM chunks c JOIN chunk_text t ON t.rowid = c.id"))
+    unchanged = [body for body in ids_after if body in ids_before]
+    assert len(unchanged) >= 4  # parts 0, 1, 4 and 5, and the other note
+    assert all(ids_after[body] == ids_before[body] for body in unchanged)
+    replaced = len(ids_after) - len(unchanged) + len(ids_before) - len(unchanged)
+    journaled = index.conn().execute("SELECT count(*) FROM rank_journal").fetchone()[0] - journaled_before
+    assert journaled == replaced  # kept chunks are nothing new for the ranker
+
+    # what was kept moved with its text: the index is the one a fresh build makes
+    fresh = Store(str(tmp_path / "fresh.sqlite3"), str(root), NotesSettings().digest)
+    fresh.open()
+    sync(fresh, str(root), NotesSettings())
+    assert _chunk_rows(index) == _chunk_rows(fresh)
+    for term in ("plover5", "plover3", "cormorant", "heron", "intro"):
+        assert _matches(index, term) == _matches(fresh, term), term
+    assert _matches(index, "plover3") == []
+    index.conn().execute("INSERT INTO chunk_text(chunk_text) VALUES ('integrity-check')")
+    assert (index.meta("note_count"), index.meta("chunk_count")) == _counted(index)
+
+
+def test_a_full_sync_reindexes_every_chunk(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    write_note(root, "long.md", "# Long\n\n" + "\n".join(SECTIONS))
+    index = Store(str(tmp_path / "index.sqlite3"), str(root), NotesSettings().digest)
+    index.open()
+    sync(index, str(root), NotesSettings())
+    before = {row[0] for row in index.conn().execute("SELECT id FROM chunks")}
+    sync(index, str(root), NotesSettings(), full=True)
+    after = {row[0] for row in index.conn().execute("SELECT id FROM chunks")}
+    assert before and not before & after
