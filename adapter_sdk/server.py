@@ -61,6 +61,7 @@ from adapter_sdk.protocol import (
     negotiate_version,
     result_frame,
 )
+from adapter_sdk.workers import Workers
 
 if TYPE_CHECKING:
     import anyio
@@ -109,6 +110,9 @@ class Cancellation:
 
 _NEVER_CANCELLED = Cancellation()
 _serving = threading.local()
+# Each request is answered by one thread and its handler run by another (which the
+# answering one stops waiting for at the deadline); both are reused across requests.
+_WORKERS = Workers("recall-request")
 
 
 def current_cancellation() -> Cancellation:
@@ -354,7 +358,7 @@ class _ThreadedSession:
                 request = _Request(frame)
                 with self._idle:
                     self._in_flight[request.key] = request
-                threading.Thread(target=self._answer, args=(request,), daemon=True).start()
+                _WORKERS.run(self._answer, request)
 
     def _initialize(self, frame: dict[str, Any]) -> dict[str, Any]:
         _, params = _validated_params(frame)
@@ -418,7 +422,7 @@ class _Request:
         """Run ``handler`` in its own thread; its result, unless cancelled or out of time first."""
         timeout = None if deadline is None else _seconds_left(deadline)
         if not self._cancelled and (timeout is None or timeout > 0):
-            threading.Thread(target=self._run, args=(handler, params), daemon=True).start()
+            _WORKERS.run(self._run, handler, params)
             self._settled.wait(timeout)
         if self._cancelled:
             raise RpcError(ErrorCode.deadline_exceeded, "request cancelled")

@@ -514,3 +514,26 @@ def test_a_word_only_inside_web_addresses_does_not_find_the_note(
     assert [c["locator"].split(":", 1)[1].split("#")[0] for c in process.search("pergola")["candidates"]] == [
         "garden.md"
     ]
+
+
+def test_many_searches_keep_a_bounded_number_of_index_connections(adapter: NotesProcess, workdir: Path) -> None:
+    """Searches run on reused threads, so the index is not opened again for each one (a
+    connection per thread is closed only once the garbage collector finds it)."""
+    index = str(workdir / "notes-index.sqlite3")
+    pid = adapter.process.pid
+
+    def open_index_files() -> int:
+        fds = Path(f"/proc/{pid}/fd")
+        found = 0
+        for fd in fds.iterdir():
+            try:
+                found += str(fd.readlink()).startswith(index)
+            except OSError:
+                continue
+        return found
+
+    adapter.search("pgbackrest standby")
+    before = open_index_files()
+    for _ in range(60):
+        assert adapter.search("pgbackrest standby")["outcome"] == "success"
+    assert open_index_files() <= before + 4
