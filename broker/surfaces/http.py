@@ -62,6 +62,7 @@ from broker.surfaces.page import access as page_access
 API_VERSION = "v1"
 Parsed = TypeVar("Parsed", bound=WireModel)
 MAX_BODY_BYTES = 1 << 20
+JSON_TYPE = "application/json"
 MAX_IN_FLIGHT = 32
 MAX_QUEUED = 96
 DEFAULT_REQUEST_TIMEOUT = 120.0
@@ -201,8 +202,10 @@ class Guard:
         max_queued: int,
         log_requests: bool,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        body_types: frozenset[str] = frozenset({JSON_TYPE}),
     ) -> None:
         self.app = app
+        self.body_types = body_types
         self.profile = profile
         self.bound_host = bound_host
         self.token = token
@@ -284,8 +287,8 @@ class Guard:
                 )
         if request.method in ("POST", "PUT", "PATCH"):
             media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-            if media != "application/json":
-                return problem(415, "bad_request", "request bodies must be Content-Type: application/json")
+            if media not in self.body_types:
+                return problem(415, "bad_request", f"request bodies must be Content-Type: {JSON_TYPE}")
             length = request.headers.get("content-length", "")
             if length.isdigit() and int(length) > MAX_BODY_BYTES:
                 return problem(413, "bad_request", TOO_LARGE)
@@ -515,11 +518,13 @@ def create_app(
     max_in_flight: int = MAX_IN_FLIGHT,
     max_queued: int = MAX_QUEUED,
     extra_routes: Sequence[Route] = (),
+    extra_body_types: frozenset[str] = frozenset(),
 ) -> Starlette:
     """The ``/v1`` application and the page for ``profile``; its lifespan owns the broker and its adapters.
 
     ``extra_routes`` are served beside ``/v1`` behind the same guard; they reach the
-    open broker as ``request.app.state.broker``.
+    open broker as ``request.app.state.broker``. Request bodies are JSON, or of one of
+    ``extra_body_types`` (each a type a browser must ask leave for before sending).
     """
     from broker.surfaces.page.routes import page_routes
 
@@ -538,6 +543,7 @@ def create_app(
                 max_queued=max_queued,
                 log_requests=log_requests,
                 request_timeout=request_timeout,
+                body_types=frozenset({JSON_TYPE}) | extra_body_types,
             )
         ],
     )

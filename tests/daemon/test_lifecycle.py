@@ -7,9 +7,7 @@ import signal
 import subprocess
 import time
 
-import pytest
-
-from broker.surfaces.daemon.client import Retired, exchange
+from broker.surfaces.daemon.client import ARGV_TYPE, VERSION_HEADER, request
 
 from .conftest import RECALL, alive, broker_pids, wait_gone
 
@@ -74,8 +72,9 @@ def test_a_client_of_another_version_retires_the_broker(resident):
     resident.recall("query", "restore", "drill")
     old = resident.pid()
     (socket_path,) = resident.sockets()
-    with pytest.raises(Retired, match="0.0.0-older"):  # its 409 resident_stale answer
-        exchange(str(socket_path), "POST", "/v1/cli", {"argv": ["query", "restore"], "version": "0.0.0-older"})
+    status, _, body = request(str(socket_path), "POST", "/v1/cli", b"query\0restore",
+                              {"Content-Type": ARGV_TYPE, VERSION_HEADER: "0.0.0-older"})
+    assert status == 409 and b"resident_stale" in body and b"0.0.0-older" in body
     assert wait_gone(old)
     assert resident.sockets() == []
     assert resident.recall("query", "restore", "drill").returncode == 0

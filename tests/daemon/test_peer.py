@@ -29,10 +29,11 @@ try:
     connection.connect(sys.argv[1])
 except PermissionError:
     print("permission denied"); sys.exit(0)
-body = b'{"argv": ["sources"], "version": "0.1.0"}'
+body = b"sources"
 received = b""
 try:
-    connection.sendall(b"POST /v1/cli HTTP/1.1\\r\\nHost: localhost\\r\\nContent-Type: application/json\\r\\n"
+    connection.sendall(b"POST /v1/cli HTTP/1.1\\r\\nHost: localhost\\r\\nContent-Type: application/x-recall-argv\\r\\n"
+                       b"X-Recall-Version: 0.1.0\\r\\n"
                        b"Content-Length: %d\\r\\nConnection: close\\r\\n\\r\\n" % len(body) + body)
     while chunk := connection.recv(65536):
         received += chunk

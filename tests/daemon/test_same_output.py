@@ -81,3 +81,19 @@ def test_expand_and_sources_match_the_in_process_path(resident):
         cold, warm = resident.cold(*command), resident.recall(*command)
         assert warm.returncode == cold.returncode == 0, (cold.stderr, warm.stderr)
         assert masked(warm.stdout) == masked(cold.stdout), differences(warm.stdout, cold.stdout)
+
+
+def test_arguments_reach_the_resident_broker_exactly(resident):
+    """The command line crosses the socket as given: non-ASCII text, an empty argument,
+    and a byte that is not UTF-8 (as the interpreter decodes it, surrogateescape)."""
+    for command in (
+        ("query", "--json", "restöre", "drill"),
+        ("query", "--json", "", "restore"),
+        ("query", "--json", "restore", "caf\udce9"),
+        ("query", "--scope", "colour=r\u00e9d", "restore"),
+    ):
+        cold, warm = resident.cold(*command), resident.recall(*command)
+        assert warm.returncode == cold.returncode, (command, cold.stderr, warm.stderr)
+        assert masked(warm.stdout) == masked(cold.stdout), differences(warm.stdout, cold.stdout)
+        assert warm.stderr == cold.stderr, command
+    assert resident.status()["commands_served"] == 4

@@ -3,7 +3,11 @@
 Standard library only, and as little of it as will do: a command served by a
 warm broker should cost little more than the interpreter's own start. The
 exchange is plain HTTP/1.1 over the Unix socket (``Connection: close``, one
-request, one response); the broker is the ``recall serve`` application.
+request, one response); the broker is the ``recall serve`` application. A
+command line travels as its arguments joined by NUL (which no argument can
+hold) and comes back as the bytes it printed, framed by headers, so the client
+needs no JSON (``json`` and the ``re`` it loads cost a fresh process more than
+everything else here).
 
 :func:`forward` returns ``None`` whenever the command should run in process
 instead: resident mode is off, the command does not talk to sources, the
@@ -18,7 +22,6 @@ than running in process.
 from __future__ import annotations
 
 import _socket  # the C module alone: ``socket`` builds its enum classes on import
-import json
 import os
 import sys
 
@@ -37,6 +40,12 @@ SERVER_ENV = "RECALL_SERVER"
 # Flags that choose another path (or print help): argparse accepts any unambiguous prefix.
 IN_PROCESS_FLAGS = ("--no-daemon", "--server", "--auth-token-env", "--help")
 STALE_CODE = "resident_stale"
+# POST /v1/cli: the request body is the argv, NUL-joined, UTF-8 (surrogateescape, as the
+# interpreter decodes a command line); the reply body is stdout then stderr, likewise.
+ARGV_TYPE = "application/x-recall-argv"
+VERSION_HEADER = "x-recall-version"
+EXIT_HEADER = "x-recall-exit-code"
+STDOUT_HEADER = "x-recall-stdout-bytes"
 CONNECT_TIMEOUT = 2.0
 START_TIMEOUT = 20.0
 START_POLL = 0.02
@@ -63,10 +72,11 @@ def forward(argv: list[str]) -> int | None:
     reply = run_resident(place, argv)
     if reply is None:
         return None
-    sys.stdout.write(reply["stdout"])
+    code, stdout, stderr = reply
+    sys.stdout.write(stdout)
     sys.stdout.flush()
-    sys.stderr.write(reply["stderr"])
-    return int(reply["exit_code"])
+    sys.stderr.write(stderr)
+    return code
 
 
 def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: bool) -> bool:
@@ -85,33 +95,57 @@ def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: b
     return True
 
 
-def run_resident(place: Place, argv: list[str]) -> dict[str, Any] | None:
-    """The broker's ``{"exit_code", "stdout", "stderr"}`` for ``argv``, starting it if needed."""
-    body = {"argv": argv, "version": __version__}
+def run_resident(place: Place, argv: list[str]) -> tuple[int, str, str] | None:
+    """What the broker printed for ``argv`` (exit code, stdout, stderr), starting it if needed."""
     for _ in range(2):
         try:
-            status, reply = exchange(place.socket, "POST", "/v1/cli", body)
+            return run_there(place.socket, argv)
         except (NotListening, Retired):
             if not start(place):
                 return None
-            continue
         except OSError:
             return None
-        if status == 200 and isinstance(reply, dict) and {"exit_code", "stdout", "stderr"} <= set(reply):
-            return reply
-        return None
     return None
+
+
+def run_there(path: str, argv: list[str]) -> tuple[int, str, str] | None:
+    """Run ``argv`` in the broker listening at ``path``; ``None`` if it did not answer it."""
+    payload = "\0".join(argv).encode("utf-8", "surrogateescape")
+    status, headers, body = request(
+        path, "POST", "/v1/cli", payload, {"Content-Type": ARGV_TYPE, VERSION_HEADER: __version__}
+    )
+    if status == 409 and STALE_CODE.encode() in body:
+        raise Retired(body.decode("utf-8", "replace"))
+    code, printed = headers.get(EXIT_HEADER, ""), headers.get(STDOUT_HEADER, "")
+    if status != 200 or not code.isdigit() or not printed.isdigit() or int(printed) > len(body):
+        return None
+    stdout, stderr = body[: int(printed)], body[int(printed) :]
+    return int(code), stdout.decode("utf-8", "surrogateescape"), stderr.decode("utf-8", "surrogateescape")
 
 
 def exchange(
     path: str, method: str, target: str, body: dict[str, Any] | None = None
 ) -> tuple[int, Any]:
-    """One HTTP request over the socket at ``path``: its status and JSON body."""
+    """One JSON request over the socket at ``path`` (the daemon command's): status and reply."""
+    import json
+
     payload = b"" if body is None else json.dumps(body).encode()
+    status, _, data = request(path, method, target, payload, {"Content-Type": "application/json"})
+    try:
+        return status, json.loads(data)
+    except ValueError:
+        raise OSError("the resident broker's reply is not JSON") from None
+
+
+def request(
+    path: str, method: str, target: str, payload: bytes, headers: Mapping[str, str]
+) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP request over the socket at ``path``: the status, headers (lowercased
+    names) and body of the reply."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     head = (
-        f"{method} {target} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-        "Connection: close\r\n\r\n"
+        f"{method} {target} HTTP/1.1\r\nHost: localhost\r\n{head}"
+        f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
     )
     connection = unix_socket()
     try:
@@ -127,29 +161,23 @@ def exchange(
             received += chunk
     finally:
         connection.close()
-    status, data = parse_response(bytes(received))
-    if status == 409 and isinstance(data, dict) and data.get("error", {}).get("code") == STALE_CODE:
-        raise Retired(data["error"].get("message", ""))
-    return status, data
+    return parse_response(bytes(received))
 
 
-def parse_response(raw: bytes) -> tuple[int, Any]:
+def parse_response(raw: bytes) -> tuple[int, dict[str, str], bytes]:
     head, separator, body = raw.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ", 2)
     if not separator or len(parts) < 2 or not parts[1].isdigit():
         raise OSError("the resident broker's reply is not an HTTP response")
-    length = None
+    headers = {}
     for line in lines[1:]:
         name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
-    if length is None or len(body) != length:
+        headers[name.strip().lower()] = value.strip()
+    length = headers.get("content-length", "")
+    if not length.isdigit() or len(body) != int(length):
         raise OSError("the resident broker's reply was cut short")
-    try:
-        return int(parts[1]), json.loads(body)
-    except ValueError:
-        raise OSError("the resident broker's reply is not JSON") from None
+    return int(parts[1]), headers, body
 
 
 def unix_socket() -> _socket.socket:

@@ -15,7 +15,6 @@ environment variables adapters see), so two configurations never share one.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import sys
@@ -104,21 +103,22 @@ def private_folder(folder: str) -> str:
 
 def configuration_key(environ: Mapping[str, str], cwd: str) -> str:
     home = environ.get("HOME", "")
-    identity = {
-        "config": _xdg(environ, "XDG_CONFIG_HOME", ".config", home),
-        "state": _xdg(environ, "XDG_STATE_HOME", ".local/state", home),
-        "cache": _xdg(environ, "XDG_CACHE_HOME", ".cache", home),
-        "project": nearest_project_file(cwd),
-        "interpreter": sys.executable,
-        "code": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-        "environment": {
-            name: value
+    identity = (
+        ("config", _xdg(environ, "XDG_CONFIG_HOME", ".config", home)),
+        ("state", _xdg(environ, "XDG_STATE_HOME", ".local/state", home)),
+        ("cache", _xdg(environ, "XDG_CACHE_HOME", ".cache", home)),
+        ("project", nearest_project_file(cwd)),
+        ("interpreter", sys.executable),
+        ("code", os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        ("environment", tuple(sorted(
+            (name, value)
             for name, value in environ.items()
             if (name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIX))
             and name not in TRANSPORT_NAMES
-        },
-    }
-    return sha256_hex(json.dumps(identity, sort_keys=True).encode())[:KEY_LENGTH]
+        ))),
+    )
+    # repr of strings in tuples names each value unambiguously (no json: see client.py)
+    return sha256_hex(repr(identity).encode("utf-8", "surrogateescape"))[:KEY_LENGTH]
 
 
 def sha256_hex(data: bytes) -> str:

@@ -2,9 +2,10 @@
 
 Besides the ``/v1`` API it answers three routes meant for the thin client:
 
-``POST /v1/cli``          run one command line (``{"argv", "version"}``) against the warm
-                          broker; reply ``{"exit_code", "stdout", "stderr"}``, the bytes the
-                          command prints in process
+``POST /v1/cli``          run one command line (its arguments NUL-joined, the client's
+                          version in ``X-Recall-Version``) against the warm broker; reply
+                          the bytes the command prints in process, stdout then stderr,
+                          with ``X-Recall-Exit-Code`` and ``X-Recall-Stdout-Bytes``
 ``GET /v1/daemon``        what this broker is: pid, socket, version, uptime, idle limit
 ``POST /v1/daemon/stop``  leave now
 
@@ -36,10 +37,16 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from broker import __version__
 from broker.config import Config
 from broker.surfaces.daemon import capture
-from broker.surfaces.daemon.client import STALE_CODE
+from broker.surfaces.daemon.client import (
+    ARGV_TYPE,
+    EXIT_HEADER,
+    STALE_CODE,
+    STDOUT_HEADER,
+    VERSION_HEADER,
+)
 from broker.surfaces.daemon.fingerprint import Fingerprint, version_change
 from broker.surfaces.daemon.peer import same_user
-from broker.surfaces.http import create_app, json_response, problem, read_object
+from broker.surfaces.http import create_app, json_response, problem
 
 # Runs ``work(broker)`` on the resident broker's event loop, from a command's worker thread.
 OnTheBroker = Callable[[Callable[[Any], Awaitable[Any]]], Any]
@@ -149,8 +156,9 @@ class ResidentServer(uvicorn.Server):
         return self.resident.leaving is not None
 
 
-def run_command(argv: list[str], resident_broker: OnTheBroker) -> dict[str, Any]:
-    """Run one command line as ``recall`` would, with this thread's output captured."""
+def run_command(argv: list[str], resident_broker: OnTheBroker) -> tuple[int, str, str]:
+    """Run one command line as ``recall`` would, with this thread's output captured:
+    its exit code, stdout and stderr."""
     from broker.surfaces.cli import dispatch
 
     out, err = sys.stdout, sys.stderr
@@ -160,7 +168,7 @@ def run_command(argv: list[str], resident_broker: OnTheBroker) -> dict[str, Any]
             code = dispatch(argv, resident=resident_broker)
         except SystemExit as exit_:
             code = exit_code_of(exit_)
-    return {"exit_code": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
+    return code, stdout.getvalue(), stderr.getvalue()
 
 
 def exit_code_of(exit_: SystemExit) -> int:
@@ -175,10 +183,11 @@ def exit_code_of(exit_: SystemExit) -> int:
 
 def routes(resident: Resident) -> list[Route]:
     async def cli(request: Request) -> Response:
-        body = await read_object(request)
-        argv, version = body.get("argv"), body.get("version")
-        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not isinstance(version, str):
-            return problem(400, "bad_request", 'expected {"argv": [strings], "version": string}')
+        version = request.headers.get(VERSION_HEADER)
+        if request.headers.get("content-type") != ARGV_TYPE or version is None:
+            return problem(400, "bad_request", f"expected a {ARGV_TYPE} body and an {VERSION_HEADER} header")
+        body = await request.body()  # read whole by the Guard, within its bound
+        argv = body.decode("utf-8", "surrogateescape").split("\0") if body else []
         why = resident.leaving or resident.stale(version)
         if why:
             resident.retire(why)
@@ -192,8 +201,13 @@ def routes(resident: Resident) -> list[Route]:
             return anyio.from_thread.run(call)
 
         resident.commands += 1
-        reply = await anyio.to_thread.run_sync(run_command, argv, on_the_broker)
-        return json_response(reply)
+        code, stdout, stderr = await anyio.to_thread.run_sync(run_command, argv, on_the_broker)
+        printed = stdout.encode("utf-8", "surrogateescape")
+        return Response(
+            printed + stderr.encode("utf-8", "surrogateescape"),
+            media_type="application/octet-stream",
+            headers={EXIT_HEADER: str(code), STDOUT_HEADER: str(len(printed))},
+        )
 
     async def status(request: Request) -> Response:
         return json_response(resident.status())
@@ -250,6 +264,7 @@ def serve(socket_path: str, idle_seconds: float) -> int:
         profile=config.profile("").name,
         bound_host="127.0.0.1",
         extra_routes=routes(resident),
+        extra_body_types=frozenset({ARGV_TYPE}),
     )
     server = ResidentServer(
         uvicorn.Config(
