@@ -75,6 +75,10 @@ def with_broker(
     if resident is not None:
         return resident(work)  # type: ignore[no-any-return]
 
+    # The answer is handed out beside the event loop's main task, not as its result:
+    # leaving the loop, asyncio (3.11) asks for the SIGINT handler, which holds that
+    # task, and builds an error message with its repr, the whole answer's repr in it.
+    answer: list[T] = []
     token_env = getattr(args, "auth_token_env", None)
     server = getattr(args, "server", None)
     if token_env and not server:
@@ -88,11 +92,12 @@ def with_broker(
         if token_env and not token:
             raise UsageError(f"--auth-token-env: environment variable {token_env} is empty or unset")
 
-        async def remote() -> T:
+        async def remote() -> None:
             async with RemoteBroker(server, token=token, profile=getattr(args, "profile", "")) as broker:
-                return await work(broker)
+                answer.append(await work(broker))
 
-        return anyio.run(remote)
+        anyio.run(remote)
+        return answer[0]
 
     from broker import prestart
     from broker.config import load_config
@@ -107,11 +112,12 @@ def with_broker(
 
         from broker.app import open_broker
 
-        async def local() -> T:
+        async def local() -> None:
             async with open_broker(config) as broker:
-                return await work(broker)
+                answer.append(await work(broker))
 
-        return anyio.run(local)
+        anyio.run(local)
+        return answer[0]
     finally:
         prestart.discard()
 
