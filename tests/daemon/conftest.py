@@ -45,16 +45,18 @@ class Resident:
     config_file: Path
     started: set[int] = field(default_factory=set)
 
-    def recall(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def recall(
+        self, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             [RECALL, *args], capture_output=True, text=True, env={**self.env, **(env or {})},
-            cwd=self.root, timeout=120,
+            cwd=self.root, timeout=120, input=stdin,
         )
         self.started |= set(broker_pids(self.runtime))
         return done
 
-    def cold(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return self.recall(*args, env={"RECALL_DAEMON": "0"})
+    def cold(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return self.recall(*args, env={"RECALL_DAEMON": "0"}, stdin=stdin)
 
     def status(self) -> dict:
         done = self.recall("daemon", "status", "--json")

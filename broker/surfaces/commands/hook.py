@@ -126,8 +126,10 @@ def _answer(args: argparse.Namespace) -> int:
                                        (*turn.suppress_lineages, *args.suppress_lineage)))
     if not hook.turn.prompt:
         return 0
-    if hook.cwd is not None:
-        os.chdir(hook.cwd)  # the host's project: its recall.toml applies
+    if hook.cwd is not None and args.resident is None:
+        # the host's project: its recall.toml applies (a resident broker was chosen for
+        # that folder's configuration by the client, and never changes its own folder)
+        os.chdir(hook.cwd)
     valid_at = parse_time(args.valid_at, "--valid-at") if args.valid_at else None
     settings = TurnSettings(args.profile, args.budget_ms, args.budget_tokens, args.limit, valid_at)
     result = run_turn(lambda work: with_broker(args, work), hook, settings)

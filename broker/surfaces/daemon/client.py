@@ -33,7 +33,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-RESIDENT_COMMANDS = frozenset({"query", "expand", "sources", "refresh"})
+RESIDENT_COMMANDS = frozenset({"query", "expand", "sources", "refresh", "hook"})
+# An agent host's hook reads the prompt on stdin, which travels with the command line;
+# installing a hook stays in process (it edits the host's settings files).
+HOOK_ACTIONS = frozenset({"claude-code", "pre-reply"})
+STDIN_LIMIT = 1 << 20  # what the hook reads at most (broker.surfaces.hook.MAX_INPUT_BYTES)
 SWITCH_ENV = "RECALL_DAEMON"
 SWITCHED_OFF = frozenset({"0", "false", "no", "off"})
 SERVER_ENV = "RECALL_SERVER"
@@ -46,6 +50,7 @@ ARGV_TYPE = "application/x-recall-argv"
 VERSION_HEADER = "x-recall-version"
 EXIT_HEADER = "x-recall-exit-code"
 STDOUT_HEADER = "x-recall-stdout-bytes"
+STDIN_HEADER = "x-recall-stdin-bytes"  # the body starts with this many bytes of standard input
 CONNECT_TIMEOUT = 2.0
 START_TIMEOUT = 20.0
 START_POLL = 0.02
@@ -65,11 +70,20 @@ def forward(argv: list[str]) -> int | None:
     """Run ``argv`` in the resident broker and print what it printed; ``None``: run it here."""
     if not wanted(argv, os.environ, stderr_is_terminal=sys.stderr.isatty()):
         return None
+    stdin = None
+    if argv[0] == "hook":
+        if sys.stdin is None:
+            return None
+        stdin = sys.stdin.buffer.read(STDIN_LIMIT + 1)
+        # whatever happens next, the command reads these bytes as its standard input
+        sys.stdin = _text_input(stdin)
+        if len(stdin) > STDIN_LIMIT:
+            return None  # refused in process, as it would be by the broker
     try:
-        place = place_for(os.environ, os.getcwd())
+        place = place_for(os.environ, os.getcwd() if stdin is None else host_directory(stdin))
     except (UnusablePlace, OSError):
         return None
-    reply = run_resident(place, argv)
+    reply = run_resident(place, argv, stdin)
     if reply is None:
         return None
     code, stdout, stderr = reply
@@ -86,6 +100,8 @@ def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: b
         return False
     if argv[0] == "refresh" and stderr_is_terminal:
         return False  # the progress display belongs to this terminal
+    if argv[0] == "hook" and (len(argv) < 2 or argv[1] not in HOOK_ACTIONS):
+        return False
     for arg in argv[1:]:
         if arg == "--":
             break
@@ -95,11 +111,33 @@ def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: b
     return True
 
 
-def run_resident(place: Place, argv: list[str]) -> tuple[int, str, str] | None:
-    """What the broker printed for ``argv`` (exit code, stdout, stderr), starting it if needed."""
+def host_directory(stdin: bytes) -> str:
+    """The folder a hook's input names as the host's (``cwd``, the hook then works
+    there, its project file included), else this process's working folder."""
+    if stdin.lstrip().startswith(b"{"):
+        import json
+
+        try:
+            named = json.loads(stdin).get("cwd")
+        except (ValueError, AttributeError):
+            named = None
+        if isinstance(named, str) and named and os.path.isdir(named):
+            return named
+    return os.getcwd()
+
+
+def _text_input(data: bytes) -> Any:
+    import io
+
+    return io.TextIOWrapper(io.BytesIO(data), encoding=sys.stdin.encoding, errors=sys.stdin.errors)
+
+
+def run_resident(place: Place, argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str] | None:
+    """What the broker printed for ``argv`` (exit code, stdout, stderr), starting it if needed;
+    ``stdin``: the bytes the command reads as its standard input."""
     for _ in range(2):
         try:
-            return run_there(place.socket, argv)
+            return run_there(place.socket, argv, stdin)
         except (NotListening, Retired):
             if not start(place):
                 return None
@@ -108,12 +146,14 @@ def run_resident(place: Place, argv: list[str]) -> tuple[int, str, str] | None:
     return None
 
 
-def run_there(path: str, argv: list[str]) -> tuple[int, str, str] | None:
+def run_there(path: str, argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str] | None:
     """Run ``argv`` in the broker listening at ``path``; ``None`` if it did not answer it."""
     payload = "\0".join(argv).encode("utf-8", "surrogateescape")
-    status, headers, body = request(
-        path, "POST", "/v1/cli", payload, {"Content-Type": ARGV_TYPE, VERSION_HEADER: __version__}
-    )
+    headers = {"Content-Type": ARGV_TYPE, VERSION_HEADER: __version__}
+    if stdin is not None:
+        payload = stdin + payload
+        headers[STDIN_HEADER] = str(len(stdin))
+    status, headers, body = request(path, "POST", "/v1/cli", payload, headers)
     if status == 409 and STALE_CODE.encode() in body:
         raise Retired(body.decode("utf-8", "replace"))
     code, printed = headers.get(EXIT_HEADER, ""), headers.get(STDOUT_HEADER, "")
@@ -231,6 +271,7 @@ def start(place: Place) -> bool:
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "broker.surfaces.cli", "daemon", "run", "--socket", place.socket],
+                cwd=place.cwd,  # where its configuration's project file is found
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,

@@ -42,11 +42,12 @@ class UnusablePlace(Exception):
 class Place:
     """The files of one configuration's resident broker."""
 
-    __slots__ = ("folder", "key")
+    __slots__ = ("folder", "key", "cwd")
 
-    def __init__(self, folder: str, key: str) -> None:
+    def __init__(self, folder: str, key: str, cwd: str) -> None:
         self.folder = folder
         self.key = key
+        self.cwd = cwd  # the working folder the key was made for
 
     @property
     def socket(self) -> str:
@@ -71,7 +72,7 @@ def place_for(environ: Mapping[str, str], cwd: str) -> Place:
     key = configuration_key(environ, cwd)
     for folder in candidate_folders(environ):
         if len(os.path.join(folder, f"{key}.sock")) <= SOCKET_PATH_MAX:
-            return Place(private_folder(folder), key)
+            return Place(private_folder(folder), key, cwd)
     raise UnusablePlace(f"no runtime folder short enough for a socket path (limit {SOCKET_PATH_MAX} bytes)")
 
 

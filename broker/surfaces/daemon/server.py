@@ -2,7 +2,8 @@
 
 Besides the ``/v1`` API it answers three routes meant for the thin client:
 
-``POST /v1/cli``          run one command line (its arguments NUL-joined, the client's
+``POST /v1/cli``          run one command line (its arguments NUL-joined, after the
+                          ``X-Recall-Stdin-Bytes`` it reads as standard input; the client's
                           version in ``X-Recall-Version``) against the warm broker; reply
                           the bytes the command prints in process, stdout then stderr,
                           with ``X-Recall-Exit-Code`` and ``X-Recall-Stdout-Bytes``
@@ -41,6 +42,7 @@ from broker.surfaces.daemon.client import (
     ARGV_TYPE,
     EXIT_HEADER,
     STALE_CODE,
+    STDIN_HEADER,
     STDOUT_HEADER,
     VERSION_HEADER,
 )
@@ -156,14 +158,15 @@ class ResidentServer(uvicorn.Server):
         return self.resident.leaving is not None
 
 
-def run_command(argv: list[str], resident_broker: OnTheBroker) -> tuple[int, str, str]:
-    """Run one command line as ``recall`` would, with this thread's output captured:
-    its exit code, stdout and stderr."""
+def run_command(argv: list[str], resident_broker: OnTheBroker, stdin: bytes = b"") -> tuple[int, str, str]:
+    """Run one command line as ``recall`` would, reading ``stdin``, with this thread's
+    output captured: its exit code, stdout and stderr."""
     from broker.surfaces.cli import dispatch
 
-    out, err = sys.stdout, sys.stderr
+    out, err, inp = sys.stdout, sys.stderr, sys.stdin
     assert isinstance(out, capture.RoutedStream) and isinstance(err, capture.RoutedStream)
-    with out.captured() as stdout, err.captured() as stderr:
+    assert isinstance(inp, capture.RoutedInput)
+    with out.captured() as stdout, err.captured() as stderr, inp.given(stdin):
         try:
             code = dispatch(argv, resident=resident_broker)
         except SystemExit as exit_:
@@ -187,7 +190,11 @@ def routes(resident: Resident) -> list[Route]:
         if request.headers.get("content-type") != ARGV_TYPE or version is None:
             return problem(400, "bad_request", f"expected a {ARGV_TYPE} body and an {VERSION_HEADER} header")
         body = await request.body()  # read whole by the Guard, within its bound
-        argv = body.decode("utf-8", "surrogateescape").split("\0") if body else []
+        given = request.headers.get(STDIN_HEADER, "0")
+        if not given.isdigit() or int(given) > len(body):
+            return problem(400, "bad_request", f"{STDIN_HEADER} is not a length within the body")
+        stdin, line = body[: int(given)], body[int(given) :]
+        argv = line.decode("utf-8", "surrogateescape").split("\0") if line else []
         why = resident.leaving or resident.stale(version)
         if why:
             resident.retire(why)
@@ -201,7 +208,7 @@ def routes(resident: Resident) -> list[Route]:
             return anyio.from_thread.run(call)
 
         resident.commands += 1
-        code, stdout, stderr = await anyio.to_thread.run_sync(run_command, argv, on_the_broker)
+        code, stdout, stderr = await anyio.to_thread.run_sync(run_command, argv, on_the_broker, stdin)
         printed = stdout.encode("utf-8", "surrogateescape")
         return Response(
             printed + stderr.encode("utf-8", "surrogateescape"),
