@@ -133,8 +133,12 @@ def line(text: str | None, limit: int) -> str:
 # Entry point
 
 
-def answer(raw: bytes, flag_profile: str = "") -> dict[str, Any]:
-    """The response to one request; never raises."""
+# Runs ``work(broker)`` in the resident broker (``broker.surfaces.daemon``), from its command thread.
+Resident = Callable[[Callable[[BrokerAPI], Awaitable[Any]]], Any]
+
+
+def answer(raw: bytes, flag_profile: str = "", resident: Resident | None = None) -> dict[str, Any]:
+    """The response to one request (against ``resident`` when given); never raises."""
     protocol = FROZEN
     try:
         request = decode(raw)
@@ -142,7 +146,7 @@ def answer(raw: bytes, flag_profile: str = "") -> dict[str, Any]:
         if asked not in PROTOCOLS:
             raise invalid(f"protocol {asked!r} is not supported; recall speaks {FROZEN} (and {DRAFT})")
         protocol = asked
-        return {"protocol": protocol, **Plugin(flag_profile, request).dispatch()}
+        return {"protocol": protocol, **Plugin(flag_profile, request, resident).dispatch()}
     except Refusal as refusal:
         return {"protocol": protocol, **refusal.body()}
     except Exception:
@@ -196,9 +200,10 @@ def load() -> Config:
 
 
 class Plugin:
-    def __init__(self, flag_profile: str, request: dict[str, Any]) -> None:
+    def __init__(self, flag_profile: str, request: dict[str, Any], resident: Resident | None = None) -> None:
         self.flag_profile = flag_profile.strip()
         self.request = request
+        self.resident = resident
         self.latency_ms, self.hard_timeout = deadline_budget(request.get("deadlineMs"))
 
     def dispatch(self) -> dict[str, Any]:
@@ -240,15 +245,22 @@ class Plugin:
 
         from broker.app import open_broker
 
-        async def main() -> T:
-            async with open_broker(config) as broker:
-                if self.hard_timeout is None:
-                    return await work(broker)
-                with anyio.fail_after(self.hard_timeout):
-                    return await work(broker)
+        async def bounded(broker: BrokerAPI) -> T:
+            if self.hard_timeout is None:
+                return await work(broker)
+            with anyio.fail_after(self.hard_timeout):
+                return await work(broker)
 
+        async def main() -> None:
+            async with open_broker(config) as broker:
+                done.append(await bounded(broker))
+
+        done: list[T] = []  # beside the main task, not its result (see commands._common)
         try:
-            return anyio.run(main)
+            if self.resident is not None:
+                return self.resident(bounded)  # type: ignore[no-any-return]
+            anyio.run(main)
+            return done[0]
         except TimeoutError:
             raise Refusal("unavailable", "recall ran out of the host's deadline", retryable=True) from None
         except ConfigError as exc:  # a project source's settings crossed the trust boundary

@@ -17,7 +17,8 @@ CASES = {
 }
 # What differs between any two runs of one query: the clock and measured durations.
 VOLATILE = re.compile(
-    r'("(?:\w+_ns|\w+_ms|deadline|evaluated_at|\w*checked_at|\w*check_at|confirmed_at|observed_at)": )'
+    r'("(?:\w+_ns|\w+_ms|\w+Ms|deadline|evaluated_at|\w*checked_at|\w*check_at|confirmed_at|observed_at'
+    r'|\w*[cC]heckedAt|observedAt|confirmedAt|fresh)": )'
     r'("[^"]*"|\d+(?:\.\d+)?)'
     r"|((?:elapsed|cold start|timeout|\w+_ms)[ =])\d+(?:\.\d+)?(?:ns|µs|ms|s)?"
     r"|((?:observed|confirmed|checked|deadline|evaluated) |\w*check(?:ed)?_at:)\d{4}-\d\d-\d\dT[^\s,\]]+"

@@ -29,6 +29,11 @@ def run(args: argparse.Namespace) -> int:
     from broker.surfaces.sidecar import MAX_REQUEST_BYTES, answer, encode
 
     raw = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+    if args.resident is not None:
+        # in the resident broker this thread's output is captured apart, and adapters
+        # write to pipes of their own: nothing else can reach this command's stdout
+        sys.stdout.write(encode(answer(raw, args.profile, args.resident)).decode())
+        return 0
     # Only the response may reach stdout: while answering, descriptor 1 points at stderr.
     sys.stdout.flush()
     wire = os.dup(1)

@@ -33,11 +33,14 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-RESIDENT_COMMANDS = frozenset({"query", "expand", "sources", "refresh", "hook"})
-# An agent host's hook reads the prompt on stdin, which travels with the command line;
-# installing a hook stays in process (it edits the host's settings files).
+RESIDENT_COMMANDS = frozenset({"query", "expand", "sources", "refresh", "hook", "sidecar-plugin"})
+# An agent host's hook and a Sidecar plugin call read their input on stdin, which
+# travels with the command line; installing a hook stays in process (it edits the
+# host's settings files).
+READS_STDIN = frozenset({"hook", "sidecar-plugin"})
 HOOK_ACTIONS = frozenset({"claude-code", "pre-reply"})
-STDIN_LIMIT = 1 << 20  # what the hook reads at most (broker.surfaces.hook.MAX_INPUT_BYTES)
+# what either reads at most (broker.surfaces.hook.MAX_INPUT_BYTES, sidecar.MAX_REQUEST_BYTES)
+STDIN_LIMIT = 1 << 20
 SWITCH_ENV = "RECALL_DAEMON"
 SWITCHED_OFF = frozenset({"0", "false", "no", "off"})
 SERVER_ENV = "RECALL_SERVER"
@@ -70,8 +73,8 @@ def forward(argv: list[str]) -> int | None:
     """Run ``argv`` in the resident broker and print what it printed; ``None``: run it here."""
     if not wanted(argv, os.environ, stderr_is_terminal=sys.stderr.isatty()):
         return None
-    stdin = None
-    if argv[0] == "hook":
+    stdin, cwd = None, os.getcwd()
+    if argv[0] in READS_STDIN:
         if sys.stdin is None:
             return None
         stdin = sys.stdin.buffer.read(STDIN_LIMIT + 1)
@@ -79,8 +82,10 @@ def forward(argv: list[str]) -> int | None:
         sys.stdin = _text_input(stdin)
         if len(stdin) > STDIN_LIMIT:
             return None  # refused in process, as it would be by the broker
+        if argv[0] == "hook":
+            cwd = host_directory(stdin, cwd)
     try:
-        place = place_for(os.environ, os.getcwd() if stdin is None else host_directory(stdin))
+        place = place_for(os.environ, cwd)
     except (UnusablePlace, OSError):
         return None
     reply = run_resident(place, argv, stdin)
@@ -111,9 +116,9 @@ def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: b
     return True
 
 
-def host_directory(stdin: bytes) -> str:
+def host_directory(stdin: bytes, cwd: str) -> str:
     """The folder a hook's input names as the host's (``cwd``, the hook then works
-    there, its project file included), else this process's working folder."""
+    there, its project file included), else ``cwd``."""
     if stdin.lstrip().startswith(b"{"):
         import json
 
@@ -123,7 +128,7 @@ def host_directory(stdin: bytes) -> str:
             named = None
         if isinstance(named, str) and named and os.path.isdir(named):
             return named
-    return os.getcwd()
+    return cwd
 
 
 def _text_input(data: bytes) -> Any:

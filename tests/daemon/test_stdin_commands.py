@@ -1,4 +1,5 @@
-"""An agent host's hook is answered by the resident broker of the host's project, as in process."""
+"""Commands that read their input on stdin (an agent host's hook, a Sidecar plugin call) are
+answered by the resident broker as in process; a hook by the broker of the host's project."""
 
 from __future__ import annotations
 
@@ -46,3 +47,29 @@ def test_installing_a_hook_stays_in_process(resident):
     done = resident.recall("hook", "install", "claude-code", "--project", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert resident.sockets() == []
+
+
+SIDECAR_LIST = {
+    "protocol": "sidecar.plugin/v1", "method": "list", "instance": "recall", "deadlineMs": 20000,
+    "params": {"collection": "results", "query": "restore drill", "view": "", "sort": {"key": "", "dir": ""},
+               "cursor": "", "limit": 20},
+}
+
+
+def test_a_sidecar_plugin_call_is_answered_by_the_resident_broker(resident):
+    for request in (
+        {"protocol": "sidecar.plugin/v1", "method": "describe", "instance": "recall"},
+        SIDECAR_LIST,
+        {**SIDECAR_LIST, "params": {**SIDECAR_LIST["params"], "collection": "sources"}},
+        {"protocol": "sidecar.plugin/v1", "method": "list", "instance": "recall", "params": "nope"},
+    ):
+        payload = json.dumps(request)
+        cold = resident.cold("sidecar-plugin", stdin=payload)
+        warm = resident.recall("sidecar-plugin", stdin=payload)
+        assert warm.returncode == cold.returncode == 0, (cold.stderr, warm.stderr)
+        assert warm.stdout.count("\n") == 1 and json.loads(warm.stdout)["protocol"] == "sidecar.plugin/v1"
+        assert masked(warm.stdout) == masked(cold.stdout), differences(warm.stdout, cold.stdout)
+        assert warm.stderr == cold.stderr
+        if request is SIDECAR_LIST:
+            assert "quarterly restore drill" in warm.stdout.lower()
+    assert resident.status()["commands_served"] == 4
