@@ -110,6 +110,7 @@ class Ranker:
         self._work = threading.Lock()  # one catch-up at a time in this process
         self._cond = threading.Condition()
         self._wanted = False
+        self._running = False  # the ranker's thread took the wanted catch-up and runs it
         self._stopping = False
         self._thread: threading.Thread | None = None
 
@@ -186,7 +187,7 @@ class Ranker:
         """Wait until no catch-up is wanted or running; whether that happened in time."""
         end = time.monotonic() + max(timeout, 0.0)
         with self._cond:
-            while self._wanted or self._work.locked():
+            while self._wanted or self._running or self._work.locked():
                 left = end - time.monotonic()
                 if left <= 0:
                     return False
@@ -237,10 +238,15 @@ class Ranker:
                     self._cond.wait()
                 if self._stopping:
                     return
-                self._wanted = False
-            self.catch_up()
-            with self._cond:
-                self._cond.notify_all()
+                # taken and running in one step: between them a waiter would see no
+                # catch-up wanted and none holding the lock yet, and leave too soon
+                self._wanted, self._running = False, True
+            try:
+                self.catch_up()
+            finally:
+                with self._cond:
+                    self._running = False
+                    self._cond.notify_all()
 
     def _catch_up(self) -> None:
         conn = self.store.conn()

@@ -268,3 +268,32 @@ def test_a_short_lived_adapter_with_no_ranker_keeps_no_journal(tmp_path: Path) -
         assert not (work / RANKER_DIR).exists()
     finally:
         adapter.close()
+
+
+def test_waiting_for_the_ranker_covers_a_catch_up_its_thread_has_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh waits for the ranker's build; the wait must not end in the instant
+    between the ranker's thread taking the wanted catch-up and starting it."""
+    import threading
+
+    from adapters.notes.ranker import Ranker
+    from adapters.notes.settings import NotesSettings
+    from adapters.notes.store import Store
+
+    store = Store(str(tmp_path / INDEX_FILE), str(tmp_path), NotesSettings().digest)
+    store.open()
+    ranker = Ranker(str(tmp_path), store)
+    taken, release = threading.Event(), threading.Event()
+
+    def catch_up() -> None:  # the thread has taken the work and not yet begun it
+        taken.set()
+        release.wait(5)
+
+    monkeypatch.setattr(ranker, "catch_up", catch_up)
+    ranker.nudge()
+    assert taken.wait(5)
+    assert ranker.wait_idle(0.2) is False
+    release.set()
+    assert ranker.wait_idle(5) is True
+    ranker.stop()
