@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from contextlib import asynccontextmanager, suppress
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,8 +40,9 @@ from broker.contracts import (
     SuppressionReason,
 )
 from broker.fusion import FusionParams, SourceFacts, fuse
-from broker.plan import Exclusion, QueryPlan, Target, consider, open_plan, settle
+from broker.plan import Exclusion, QueryPlan, Target, adapter_spec, consider, open_plan, settle
 from broker.project_settings import vet_project_settings
+from broker.reach import static_exclusion
 from broker.requests import check_query, check_refresh
 from broker.shaping import shape
 from broker.supervise import AdapterFailure, Supervisor
@@ -81,6 +82,23 @@ class Broker(BrokerAPI):
         from broker.listing import list_sources
 
         return await list_sources(self.config, self.supervisor, profile)
+
+    async def warm(self, profile: str = "") -> None:
+        """Start the adapters of ``profile``'s sources and probe their health, so the first
+        query finds them running. A source that fails here is left for a query to meet
+        and report: nothing is said or cached for it beyond what a probe caches anyway."""
+        chosen = self.config.profile(profile)
+
+        async def start(source: SourceConfig) -> None:
+            client = self.supervisor.client(adapter_spec(self.config, chosen.name, source))
+            with suppress(AdapterFailure):
+                await client.initialize()
+                await client.health(now() + timedelta(milliseconds=source.timeout_ms))
+
+        async with anyio.create_task_group() as tasks:
+            for source in (self.config.source(i) for i in chosen.sources):
+                if source is not None and static_exclusion(source, chosen, None) is None:
+                    tasks.start_soon(start, source)
 
     async def doctor(self, profile: str = "") -> Diagnosis:
         """``recall doctor`` over this broker's adapter processes."""

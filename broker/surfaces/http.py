@@ -286,8 +286,7 @@ class Guard:
                     401, "unauthorized", UNAUTHORIZED, {"WWW-Authenticate": 'Bearer realm="recall"'}
                 )
         if request.method in ("POST", "PUT", "PATCH"):
-            media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-            if media not in self.body_types:
+            if media_type(request) not in self.body_types:
                 return problem(415, "bad_request", f"request bodies must be Content-Type: {JSON_TYPE}")
             length = request.headers.get("content-length", "")
             if length.isdigit() and int(length) > MAX_BODY_BYTES:
@@ -297,6 +296,11 @@ class Guard:
 
 # ---------------------------------------------------------------------------
 # Request parsing
+
+
+def media_type(request: Request) -> str:
+    """The request body's media type, without parameters, lowercased."""
+    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
 async def read_object(request: Request) -> dict[str, Any]:

@@ -5,10 +5,15 @@ Profiles: ``default`` (the real notes adapter and a fixture task list),
 ``failed`` (one source whose adapter exits mid-search). The runtime folder is
 a short private folder of its own, so each test's brokers are its own; the
 fixture stops every broker a test started and checks that none is left.
+
+A command that finds no broker runs in process and starts one in the background
+as it ends: ``start()`` starts one at once (``recall daemon start``), and
+``started_broker()`` waits for the one the last command started.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -68,6 +73,22 @@ class Resident:
         assert state["running"], "no resident broker is running"
         return int(state["pid"])
 
+    def start(self) -> int:
+        """Start the broker now, as 'recall daemon start' does: its pid."""
+        done = self.recall("daemon", "start", "--json")
+        assert done.returncode == 0, done.stderr
+        return int(json.loads(done.stdout)["pid"])
+
+    def started_broker(self) -> int:
+        """The pid of the broker a command started in the background, once it listens."""
+        self.wait_for_starts()
+        return self.pid()
+
+    def wait_for_starts(self) -> None:
+        """Until every broker a command started in the background listens (or has failed)."""
+        wait_for_starts(self.runtime)
+        self.started |= set(broker_pids(self.runtime))
+
     def sockets(self) -> list[Path]:
         folder = self.runtime / "recall"
         return sorted(folder.glob("*.sock")) if folder.is_dir() else []
@@ -86,6 +107,21 @@ def broker_pids(runtime: Path) -> list[int]:
         if b"daemon" in argv and b"run" in argv and any(str(runtime).encode() in a for a in argv):
             pids.append(int(entry.name))
     return pids
+
+
+def wait_for_starts(runtime: Path, seconds: float = WAIT_SECONDS) -> None:
+    """Until no command is starting a broker under ``runtime``: each start holds its lock
+    file until its broker listens or has failed."""
+    deadline = time.monotonic() + seconds
+    for lock_file in sorted((runtime / "recall").glob("*.lock")):
+        with open(lock_file, "rb") as lock:
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    assert time.monotonic() < deadline, f"a broker start held {lock_file} for {seconds}s"
+                    time.sleep(0.02)
 
 
 def alive(pid: int) -> bool:
@@ -154,6 +190,7 @@ def resident(tmp_path: Path) -> Iterator[Resident]:
     try:
         yield workspace
     finally:
+        wait_for_starts(runtime)
         workspace.started |= set(broker_pids(runtime))
         for pid in workspace.started:
             if alive(pid):

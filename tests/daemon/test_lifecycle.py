@@ -1,28 +1,66 @@
-"""The resident broker starts on demand, once, leaves when idle, and is replaced when out of date."""
+"""The resident broker starts on demand, once, leaves when idle, and is replaced when out of date.
+
+A command that finds none runs in process and starts one as it ends, for the commands after it."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from broker.surfaces.daemon.client import ARGV_TYPE, VERSION_HEADER, request
 
-from .conftest import RECALL, alive, broker_pids, wait_gone
+from .conftest import RECALL, alive, broker_pids, wait_for_starts, wait_gone
 
 
-def test_a_command_starts_the_broker_and_the_next_one_reuses_it(resident):
+def test_a_command_runs_in_process_and_starts_the_broker_for_the_next_one(resident):
     assert not resident.status()["running"]
     assert resident.recall("query", "restore", "drill").returncode == 0
-    first = resident.pid()
+    first = resident.started_broker()
+    assert resident.status()["commands_served"] == 0
+    assert resident.recall("query", "restore", "drill").returncode == 0
     assert resident.recall("query", "restore", "drill").returncode == 0
     assert resident.pid() == first
     assert resident.status()["commands_served"] == 2
 
 
+def test_the_broker_starts_only_once_the_command_that_started_it_has_ended(resident, tmp_path):
+    """Its start never competes with that command, and holds none of its output: a reader
+    of the command's stdout sees the end of it while the command still runs."""
+    script = tmp_path / "command.py"
+    script.write_text(START_THEN_LINGER)
+    command = subprocess.Popen([sys.executable, str(script), str(resident.root)], env=resident.env,
+                               cwd=resident.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert command.stdout is not None
+    assert command.stdout.read() == b"listening: False\n"  # end of output, the command lingering
+    assert command.poll() is None
+    assert command.wait(timeout=60) == 0, command.stderr.read() if command.stderr else ""
+    assert resident.started_broker()
+
+
+# Ask for a broker as a command that finds none does, print, close stdout, and linger:
+# nothing may listen while this process lives.
+START_THEN_LINGER = """
+import os, sys, time
+from broker.surfaces.daemon.client import listening, start_after_exit
+from broker.surfaces.daemon.place import place_for
+place = place_for(os.environ, sys.argv[1])
+start_after_exit(place)
+time.sleep(1.0)
+print("listening:", listening(place.socket), flush=True)
+os.close(1)
+sys.stdout = None
+time.sleep(1.5)
+if listening(place.socket):
+    sys.exit("a broker listened before the command that started it ended")
+"""
+
+
 def test_socket_is_private_to_this_user(resident):
     resident.recall("query", "restore")
+    resident.started_broker()
     (socket_path,) = resident.sockets()
     assert oct(socket_path.stat().st_mode & 0o777) == oct(0o600)
     assert oct(socket_path.parent.stat().st_mode & 0o777) == oct(0o700)
@@ -43,34 +81,40 @@ def test_two_commands_started_together_start_one_broker(resident):
     ]
     outputs = [command.communicate(timeout=120) for command in commands]
     assert [command.returncode for command in commands] == [0, 0, 0], outputs
+    resident.started_broker()
     assert len(broker_pids(resident.runtime)) == 1
-    assert resident.status()["commands_served"] == 3
+    served = resident.status()["commands_served"]
+    commands = [
+        subprocess.Popen([RECALL, "query", "restore", "drill"], env=resident.env, cwd=resident.root,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outputs = [command.communicate(timeout=120) for command in commands]
+    assert [command.returncode for command in commands] == [0, 0, 0], outputs
+    assert resident.status()["commands_served"] == served + 3
 
 
 def test_changed_configuration_replaces_the_broker(resident):
-    resident.recall("query", "restore", "drill")
-    old = resident.pid()
+    old = resident.start()
     resident.config_file.write_text(resident.config_file.read_text() + "\n# edited\n")
     run = resident.recall("query", "restore", "drill")
     assert run.returncode == 0, run.stderr
     assert "restore.md" in run.stdout
     assert wait_gone(old)
-    assert resident.pid() != old
+    assert resident.started_broker() != old
 
 
 def test_changed_adapter_program_replaces_the_broker(resident):
-    resident.recall("query", "restore", "drill")
-    old = resident.pid()
+    old = resident.start()
     later = time.time() + 5
     os.utime(resident.adapter_script, (later, later))
     assert resident.recall("query", "restore", "drill").returncode == 0
     assert wait_gone(old)
-    assert resident.pid() != old
+    assert resident.started_broker() != old
 
 
 def test_a_client_of_another_version_retires_the_broker(resident):
-    resident.recall("query", "restore", "drill")
-    old = resident.pid()
+    old = resident.start()
     (socket_path,) = resident.sockets()
     status, _, body = request(str(socket_path), "POST", "/v1/cli", b"query\0restore",
                               {"Content-Type": ARGV_TYPE, VERSION_HEADER: "0.0.0-older"})
@@ -78,21 +122,21 @@ def test_a_client_of_another_version_retires_the_broker(resident):
     assert wait_gone(old)
     assert resident.sockets() == []
     assert resident.recall("query", "restore", "drill").returncode == 0
-    assert resident.pid() != old
+    assert resident.started_broker() != old
 
 
 def test_idle_broker_leaves_and_frees_its_socket(resident):
     resident.env["RECALL_DAEMON_IDLE_SECONDS"] = "1"
+    pid = resident.start()
     assert resident.recall("query", "restore", "drill").returncode == 0
-    pid = resident.pid()
     assert wait_gone(pid)
     assert resident.sockets() == []
     assert not resident.status()["running"]
 
 
 def test_stop_ends_the_broker_and_its_adapters(resident):
+    pid = resident.start()
     resident.recall("query", "restore", "drill")
-    pid = resident.pid()
     adapters = _children(pid)
     assert adapters, "the broker keeps its adapters running between commands"
     stopped = resident.recall("daemon", "stop")
@@ -122,6 +166,7 @@ def test_a_broken_configuration_is_reported_as_in_process_and_not_retried_at_onc
     first = resident.recall("query", "restore", "drill")
     assert (first.returncode, first.stdout, first.stderr) == (cold.returncode, cold.stdout, cold.stderr)
     assert first.returncode == 1 and "malformed TOML" in first.stderr
+    wait_for_starts(resident.runtime)  # the broker it started in the background could not start
     (failed,) = (resident.runtime / "recall").glob("*.failed")
     stamp = failed.stat().st_mtime_ns
     log = failed.with_suffix(".log")
@@ -133,11 +178,24 @@ def test_a_broken_configuration_is_reported_as_in_process_and_not_retried_at_onc
     assert broker_pids(resident.runtime) == []
 
 
+def test_daemon_start_reports_a_broker_that_cannot_start(resident):
+    resident.config_file.write_text(resident.config_file.read_text() + "\n[profiles.default\n")
+    done = resident.recall("daemon", "start")
+    assert done.returncode == 1
+    assert "could not start; its log: " in done.stderr and "malformed TOML" in done.stderr
+    assert broker_pids(resident.runtime) == []
+
+
+def test_daemon_start_leaves_a_running_broker_alone(resident):
+    first = resident.start()
+    assert resident.start() == first
+    assert len(broker_pids(resident.runtime)) == 1
+
+
 def test_a_terminated_broker_frees_its_socket(resident):
-    resident.recall("query", "restore", "drill")
-    pid = resident.pid()
+    pid = resident.start()
     os.kill(pid, signal.SIGTERM)
     assert wait_gone(pid)
     assert resident.sockets() == []
     assert resident.recall("query", "restore", "drill").returncode == 0
-    assert resident.pid() != pid
+    assert resident.started_broker() != pid

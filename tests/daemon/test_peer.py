@@ -84,7 +84,7 @@ def _intrude(socket_path: Path) -> str:
 
 @as_root
 def test_another_user_cannot_open_the_socket(resident):
-    resident.recall("query", "restore")
+    resident.start()
     (socket_path,) = resident.sockets()
     os.chmod(resident.runtime, 0o755)  # the runtime folder itself is usually 0700 too
     assert _intrude(socket_path) == "permission denied"
@@ -92,6 +92,7 @@ def test_another_user_cannot_open_the_socket(resident):
 
 @as_root
 def test_another_user_is_hung_up_on_even_through_loosened_modes(resident):
+    resident.start()
     resident.recall("query", "restore")
     (socket_path,) = resident.sockets()
     os.chmod(resident.runtime, 0o755)

@@ -53,6 +53,7 @@ def differences(warm: str, cold: str) -> str:
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_query_output_and_exit_code_match_the_in_process_path(resident, case):
+    resident.start()
     code, command = CASES[case]
     for flags in RENDERINGS:
         cold = resident.cold(*command, *flags)
@@ -64,6 +65,7 @@ def test_query_output_and_exit_code_match_the_in_process_path(resident, case):
 
 
 def test_usage_and_request_errors_match_the_in_process_path(resident):
+    resident.start()
     for command in (
         ("query",),
         ("query", "restore", "--scope", "colour=red"),
@@ -78,6 +80,7 @@ def test_usage_and_request_errors_match_the_in_process_path(resident):
 
 
 def test_expand_and_sources_match_the_in_process_path(resident):
+    resident.start()
     for command in (("expand", "kb:restore.md#L1-L3"), ("expand", "--json", "tasks:t1"), ("sources",)):
         cold, warm = resident.cold(*command), resident.recall(*command)
         assert warm.returncode == cold.returncode == 0, (cold.stderr, warm.stderr)
@@ -87,6 +90,7 @@ def test_expand_and_sources_match_the_in_process_path(resident):
 def test_arguments_reach_the_resident_broker_exactly(resident):
     """The command line crosses the socket as given: non-ASCII text, an empty argument,
     and a byte that is not UTF-8 (as the interpreter decodes it, surrogateescape)."""
+    resident.start()
     for command in (
         ("query", "--json", "restöre", "drill"),
         ("query", "--json", "", "restore"),

@@ -4,6 +4,9 @@ answered by the resident broker as in process; a hook by the broker of the host'
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+from broker.surfaces.daemon.client import exchange
 
 from .test_same_output import differences, masked
 
@@ -11,6 +14,7 @@ PROMPT = "how do we run the quarterly restore drill"
 
 
 def test_a_hook_reads_its_prompt_through_the_resident_broker(resident):
+    resident.start()
     for action, payload in (
         ("pre-reply", PROMPT),
         ("pre-reply", json.dumps({"prompt": PROMPT})),
@@ -33,14 +37,27 @@ def test_a_hook_naming_another_project_is_answered_with_that_projects_configurat
     (project / "recall.toml").write_text('[profiles.project_only]\nsources = ["tasks"]\nmax_sensitivity = "internal"\n')
     payload = json.dumps({"prompt": PROMPT, "cwd": str(project / "src")})
     cold = resident.cold("hook", "pre-reply", "--json", "--profile", "project_only", stdin=payload)
+    first = resident.recall("hook", "pre-reply", "--json", "--profile", "project_only", stdin=payload)
+    assert first.returncode == 0, first.stderr  # in process, starting the project's broker
+    resident.wait_for_starts()
+    assert len(resident.sockets()) == 1  # the broker of the project's configuration
     warm = resident.recall("hook", "pre-reply", "--json", "--profile", "project_only", stdin=payload)
     assert warm.returncode == cold.returncode == 0, (cold.stderr, warm.stderr)
     assert cold.stderr == "" and "tasks:" in json.loads(cold.stdout)["context"]
     assert (masked(warm.stdout), warm.stderr) == (masked(cold.stdout), cold.stderr)
-    assert len(resident.sockets()) == 1  # the broker of the project's configuration
+    assert not resident.status()["running"]  # the user folder's broker: none runs
+    (project_socket,) = resident.sockets()
+    served = _served(project_socket)
+    assert served == 1
     home = resident.recall("query", "restore", "drill")  # from the user's folder: another configuration
     assert home.returncode == 0
+    resident.started_broker()
     assert len(resident.sockets()) == 2
+
+
+def _served(socket_path: Path) -> int:
+    _, state = exchange(str(socket_path), "GET", "/v1/daemon")
+    return int(state["commands_served"])
 
 
 def test_installing_a_hook_stays_in_process(resident):
@@ -57,6 +74,7 @@ SIDECAR_LIST = {
 
 
 def test_a_sidecar_plugin_call_is_answered_by_the_resident_broker(resident):
+    resident.start()
     for request in (
         {"protocol": "sidecar.plugin/v1", "method": "describe", "instance": "recall"},
         SIDECAR_LIST,

@@ -6,15 +6,20 @@ import argparse
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from broker.surfaces.commands._common import add_json, print_json
 
-HELP = "show or stop the resident broker commands start on demand"
-DESCRIPTION = """Show or stop the resident broker of this configuration.
+if TYPE_CHECKING:
+    from broker.surfaces.daemon.place import Place
 
-'recall query', 'expand', 'sources' and 'refresh' run in a background broker
-that keeps adapters warm between commands. It is started by the first such
-command, listens on a Unix socket only this user can open (in
+HELP = "show, start or stop the resident broker commands start on demand"
+DESCRIPTION = """Show, start or stop the resident broker of this configuration.
+
+'recall query', 'expand', 'sources', 'refresh', 'hook' and 'sidecar-plugin'
+run in a background broker that keeps adapters warm between commands. When
+none runs, such a command runs in process and starts one as it ends, for the
+commands after it. The broker listens on a Unix socket only this user can open (in
 $XDG_RUNTIME_DIR/recall, else /tmp/recall-<uid>), and serves one
 configuration: the user configuration, state folder and project recall.toml
 in effect where it was started. It leaves after RECALL_DAEMON_IDLE_SECONDS
@@ -23,17 +28,21 @@ file, the installed version or an adapter program changes. Output is the same
 with or without it; --no-daemon or RECALL_DAEMON=0 runs a command in process.
 
   status   say whether a broker runs for this configuration, and what it is
+  start    start one now (if none runs) and wait until it listens: from a login
+           script or an agent host's session start, so the first command is warm
   stop     stop it; the next command starts a fresh one
   run      run the broker in the foreground (what commands start on demand)"""
 EXIT_CODES = """exit codes:
   0  done (status: whether or not a broker runs)
-  1  error: bad usage, or no usable runtime folder for the socket"""
+  1  error: bad usage, no usable runtime folder for the socket, or (start)
+     the broker could not start: its log is named and its last lines shown"""
 
 STOP_WAIT_SECONDS = 10.0
+LOG_TAIL_LINES = 12
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["status", "stop", "run"], help="what to do")
+    parser.add_argument("action", choices=["status", "start", "stop", "run"], help="what to do")
     add_json(parser)
     parser.add_argument("--socket", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--idle-seconds", type=float, metavar="N",
@@ -46,9 +55,12 @@ def run(args: argparse.Namespace) -> int:
     from broker.surfaces.daemon.place import UnusablePlace, place_for
 
     try:
-        socket_path = args.socket or place_for(os.environ, os.getcwd()).socket
+        place = place_for(os.environ, os.getcwd())
     except UnusablePlace as exc:
         raise UsageError(f"no usable folder for the resident broker's socket: {exc}") from None
+    socket_path = args.socket or place.socket
+    if args.action == "start":
+        return start(place, args.json)
     if args.action == "run":
         from broker.surfaces.daemon.server import idle_limit, serve
 
@@ -79,6 +91,26 @@ def status(socket_path: str, as_json: bool) -> int:
             f"  idle         {state['idle_seconds']:g}s of {state['idle_limit_seconds']:g}s\n"
         )
     return 0
+
+
+def start(place: Place, as_json: bool) -> int:
+    """Start the broker (a start that failed lately is tried again: it was asked for)."""
+    from contextlib import suppress
+
+    from broker.surfaces.daemon.client import start as start_broker
+
+    with suppress(FileNotFoundError):
+        os.unlink(place.failed)
+    if start_broker(place):
+        return status(place.socket, as_json)
+    try:
+        with open(place.log, encoding="utf-8", errors="replace") as log:
+            tail = log.readlines()[-LOG_TAIL_LINES:]
+    except OSError:
+        tail = []
+    sys.stderr.write(f"recall: the resident broker could not start; its log: {place.log}\n")
+    sys.stderr.writelines(f"  {line.rstrip()}\n" for line in tail)
+    return 1
 
 
 def stop(socket_path: str, as_json: bool) -> int:

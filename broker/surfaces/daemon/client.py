@@ -10,13 +10,16 @@ needs no JSON (``json`` and the ``re`` it loads cost a fresh process more than
 everything else here).
 
 :func:`forward` returns ``None`` whenever the command should run in process
-instead: resident mode is off, the command does not talk to sources, the
-broker could not be started, or it answered anything but a complete reply.
-Starting is serialised by a lock file, so two commands started together start
-one broker between them. A broker that could not start (a configuration
-error, say: the in-process path then reports it) is not tried again for
-``RETRY_AFTER_FAILED_START`` seconds, so a broken configuration costs no more
-than running in process.
+instead: resident mode is off, the command does not talk to sources, no broker
+listens yet, or it answered anything but a complete reply. When none listens,
+the command runs in process and a broker is started for the commands after it,
+once it has ended (:func:`start_after_exit`): a first command costs what it
+costs without a broker, not that plus the broker's start. Starting is
+serialised by a lock file, so commands started together start one broker
+between them, and a command that finds a start under way runs in process. A
+broker that could not start (a configuration error, say: the in-process path
+reports it) is not tried again for ``RETRY_AFTER_FAILED_START`` seconds.
+``recall daemon start`` starts one and waits for it (:func:`start`).
 """
 
 from __future__ import annotations
@@ -138,27 +141,26 @@ def _text_input(data: bytes) -> Any:
 
 
 def run_resident(place: Place, argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str] | None:
-    """What the broker printed for ``argv`` (exit code, stdout, stderr), starting it if needed;
-    ``stdin``: the bytes the command reads as its standard input."""
-    for _ in range(2):
-        try:
-            return run_there(place.socket, argv, stdin)
-        except (NotListening, Retired):
-            if not start(place):
-                return None
-        except OSError:
-            return None
+    """What the broker printed for ``argv`` (exit code, stdout, stderr); ``None``: run it
+    here, a broker being started for later commands if none listens. ``stdin``: the bytes
+    the command reads as its standard input."""
+    try:
+        return run_there(place.socket, argv, stdin)
+    except (NotListening, Retired):
+        start_after_exit(place)
+    except OSError:
+        pass
     return None
 
 
 def run_there(path: str, argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str] | None:
     """Run ``argv`` in the broker listening at ``path``; ``None`` if it did not answer it."""
     payload = "\0".join(argv).encode("utf-8", "surrogateescape")
-    headers = {"Content-Type": ARGV_TYPE, VERSION_HEADER: __version__}
+    sent = {"Content-Type": ARGV_TYPE, VERSION_HEADER: __version__}
     if stdin is not None:
         payload = stdin + payload
-        headers[STDIN_HEADER] = str(len(stdin))
-    status, headers, body = request(path, "POST", "/v1/cli", payload, headers)
+        sent[STDIN_HEADER] = str(len(stdin))
+    status, headers, body = request(path, "POST", "/v1/cli", payload, sent)
     if status == 409 and STALE_CODE.encode() in body:
         raise Retired(body.decode("utf-8", "replace"))
     code, printed = headers.get(EXIT_HEADER, ""), headers.get(STDOUT_HEADER, "")
@@ -251,9 +253,7 @@ def failed_lately(place: Place, now: float) -> bool:
 def start(place: Place) -> bool:
     """Start the broker for ``place`` unless another command just did; True once it listens."""
     import fcntl
-    import subprocess
     import time
-    from contextlib import suppress
 
     if failed_lately(place, time.time()):
         return False
@@ -268,31 +268,91 @@ def start(place: Place) -> bool:
                 if time.monotonic() > deadline:
                     return False
                 time.sleep(START_POLL)
-        if listening(place.socket):
-            return True  # started by the command that held the lock
-        with suppress(FileNotFoundError):
-            os.unlink(place.failed)
-        log = os.open(place.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "broker.surfaces.cli", "daemon", "run", "--socket", place.socket],
-                cwd=place.cwd,  # where its configuration's project file is found
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-            )
-        finally:
-            os.close(log)
-        while time.monotonic() < deadline:
-            if listening(place.socket):
-                return True
-            if process.poll() is not None:
-                os.close(os.open(place.failed, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
-                return False  # its log says why; this command runs here and reports it
-            time.sleep(START_POLL)
-        return False
+        return start_locked(place, deadline)
     except OSError:
         return False
     finally:
         os.close(lock)
+
+
+def start_after_exit(place: Place) -> None:
+    """Start the broker for ``place`` once this process has ended, from a detached child
+    that holds the start lock until the broker listens; nothing when another command is
+    starting one or a start failed lately.
+
+    The child keeps none of this process's descriptors but the lock and a pipe whose
+    other end closes when this process exits: a reader of this command's output sees
+    its end when the command ends, and the broker's imports never compete with the
+    command for a CPU."""
+    import fcntl
+    import time
+
+    if failed_lately(place, time.time()):
+        return
+    try:
+        lock = os.open(place.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another command is starting it
+        ended, running = os.pipe()  # this process holds ``running`` open until it exits
+        if os.fork() == 0:
+            try:
+                _detach(keep=(lock, ended))
+                os.read(ended, 1)  # EOF: the command that started this child has ended
+                start_locked(place, time.monotonic() + START_TIMEOUT)
+            finally:
+                os._exit(0)  # never the parent's exit handlers or buffered output
+        os.close(ended)
+    except OSError:
+        pass
+    finally:
+        os.close(lock)  # the child's copy keeps the lock
+
+
+def _detach(keep: tuple[int, ...]) -> None:
+    """Leave the caller's session and let go of every descriptor but ``keep``; the
+    standard streams go to /dev/null."""
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for stream in (0, 1, 2):
+        os.dup2(null, stream)
+    kept = sorted({*keep, 0, 1, 2})
+    for low, high in zip(kept, [*kept[1:], os.sysconf("SC_OPEN_MAX")], strict=True):
+        os.closerange(low + 1, high)
+
+
+def start_locked(place: Place, deadline: float) -> bool:
+    """Start the broker, the start lock held; True once it listens. A broker that exits
+    first leaves the failed mark (its log says why)."""
+    import subprocess
+    import time
+    from contextlib import suppress
+
+    if listening(place.socket):
+        return True  # started by the command that held the lock before
+    with suppress(FileNotFoundError):
+        os.unlink(place.failed)
+    log = os.open(place.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "broker.surfaces.cli", "daemon", "run", "--socket", place.socket],
+            cwd=place.cwd,  # where its configuration's project file is found
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    finally:
+        os.close(log)
+    while time.monotonic() < deadline:
+        if listening(place.socket):
+            return True
+        if process.poll() is not None:
+            os.close(os.open(place.failed, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+            return False
+        time.sleep(START_POLL)
+    return False

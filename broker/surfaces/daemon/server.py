@@ -18,6 +18,7 @@ fresh one. It also leaves after ``idle_seconds`` without a request.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import sys
@@ -48,7 +49,7 @@ from broker.surfaces.daemon.client import (
 )
 from broker.surfaces.daemon.fingerprint import Fingerprint, version_change
 from broker.surfaces.daemon.peer import same_user
-from broker.surfaces.http import create_app, json_response, problem
+from broker.surfaces.http import create_app, json_response, media_type, problem
 
 # Runs ``work(broker)`` on the resident broker's event loop, from a command's worker thread.
 OnTheBroker = Callable[[Callable[[Any], Awaitable[Any]]], Any]
@@ -141,13 +142,30 @@ class SameUserProtocol(H11Protocol):
 
 
 class ResidentServer(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, resident: Resident) -> None:
+    """The server, which starts the default profile's adapters once it listens (``warm``)."""
+
+    def __init__(self, config: uvicorn.Config, resident: Resident, warm: Callable[[], Awaitable[None]]) -> None:
         super().__init__(config)
         self.resident = resident
+        self.warm = warm
+        self.warming: asyncio.Task[None] | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if not self.should_exit:
+            self.warming = asyncio.get_running_loop().create_task(self._warm())
+
+    async def _warm(self) -> None:
+        try:
+            await self.warm()
+        except Exception as exc:  # a command meets the same trouble and reports it
+            sys.stderr.write(f"starting the adapters ahead of a command failed: {exc!r}\n")
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # Here, not after run() returns: uvicorn re-raises SIGTERM once it has shut down.
         self.resident.release_socket()
+        if self.warming is not None:
+            self.warming.cancel()
         await super().shutdown(sockets)
 
     async def on_tick(self, counter: int) -> bool:
@@ -187,7 +205,7 @@ def exit_code_of(exit_: SystemExit) -> int:
 def routes(resident: Resident) -> list[Route]:
     async def cli(request: Request) -> Response:
         version = request.headers.get(VERSION_HEADER)
-        if request.headers.get("content-type") != ARGV_TYPE or version is None:
+        if media_type(request) != ARGV_TYPE or version is None:
             return problem(400, "bad_request", f"expected a {ARGV_TYPE} body and an {VERSION_HEADER} header")
         body = await request.body()  # read whole by the Guard, within its bound
         given = request.headers.get(STDIN_HEADER, "0")
@@ -285,6 +303,7 @@ def serve(socket_path: str, idle_seconds: float) -> int:
             timeout_graceful_shutdown=SHUTDOWN_GRACE,
         ),
         resident,
+        warm=lambda: app.state.broker.warm(),
     )
     capture.install()
     listener = bind(socket_path)
