@@ -123,7 +123,8 @@ def stamp(
     local = wire.locator.split(":", 1)[1] if ":" in wire.locator else ""
     if not local.strip():
         return None
-    return Candidate(
+    # every part is checked: the wire candidate on receipt, the rest computed here
+    return Candidate.model_construct(
         candidate_id=wire.candidate_id,
         source_uid=source_uid,
         source_id=source_id,

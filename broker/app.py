@@ -291,7 +291,7 @@ class Broker(BrokerAPI):
         self, target: Target, report: SourceReport, primary: Candidate
     ) -> Freshness:
         health = target.health
-        return Freshness(
+        return Freshness.model_construct(
             mode=target.source.freshness_mode or target.manifest.freshness_modes[0],
             source_revision=report.source_watermark,
             index_generation=health.index_generation,

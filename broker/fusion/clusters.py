@@ -134,8 +134,9 @@ def build_clusters(
 
     def link(i: int, key: tuple[object, ...], *relations: _Disjoint) -> None:
         holder = first_holder.setdefault(key, i)
-        for relation in relations:
-            relation.union(holder, i)
+        if holder != i:
+            for relation in relations:
+                relation.union(holder, i)
 
     relations = {
         "record": (dup, same),
@@ -225,7 +226,7 @@ def _cluster(
         basis=basis,
         representative=_representative(units[0], basis),
         score=min(total, ceiling),
-        corroboration=Corroboration(
+        corroboration=Corroboration.model_construct(
             independent_units=accepted,
             sources=sorted(sources),
             cap=cap,
@@ -239,6 +240,8 @@ def _cluster(
 
 
 def _collapse(groups: list[Group], indexes: list[int], dup: _Disjoint) -> list[Unit]:
+    if len(groups) == 1:  # most clusters
+        return [Unit([groups[0]], list(groups[0].lineages), groups[0].score, groups[0].root)]
     by_rep: dict[int, Unit] = {}
     for group, i in zip(groups, indexes, strict=True):
         unit = by_rep.get(dup.find(i))
@@ -253,6 +256,8 @@ def _collapse(groups: list[Group], indexes: list[int], dup: _Disjoint) -> list[U
 
 
 def _view_classes(groups: list[Group], indexes: list[int], view: _Disjoint) -> list[list[Group]]:
+    if len(groups) == 1:
+        return [[groups[0]]]
     by_rep: dict[int, list[Group]] = {}
     for group, i in zip(groups, indexes, strict=True):
         by_rep.setdefault(view.find(i), []).append(group)

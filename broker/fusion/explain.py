@@ -39,7 +39,7 @@ def render(
     """``next_score``: the score of the result after this one, shown or cut by the limit
     (``None``: every member is listed)."""
     basis = cluster.basis.primary
-    explanation = Explanation(
+    explanation = Explanation.model_construct(
         source_uid=basis.source_uid,
         source_id=basis.source_id,
         local_rank=basis.local_rank,
@@ -49,7 +49,7 @@ def render(
         relevance=basis.relevance,
         lineage_root=cluster.root,
         corroboration=cluster.corroboration,
-        freshness=Freshness(
+        freshness=Freshness.model_construct(
             source_revision=basis.source_revision,
             observed_at=basis.observed_at,
             confirmed_at=basis.confirmed_at,
@@ -60,10 +60,10 @@ def render(
         temporal=temporal,
     )
     members = [
-        Member(lineage_root=group.root, candidates=[c.model_copy() for c in group.candidates])
+        Member.model_construct(lineage_root=group.root, candidates=[c.model_copy() for c in group.candidates])
         for group in _listed_groups(cluster, next_score)
     ]
-    return Result(
+    return Result.model_construct(
         primary=cluster.representative.primary.model_copy(),
         members=members,
         explanation=explanation,

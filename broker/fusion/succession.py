@@ -214,7 +214,7 @@ def temporal_explanation(
     supersedes = references(primary, "supersedes")
     stated_successor = references(primary, "superseded_by")
     recorded = [c.event_time for c in candidates if c.event_time is not None]
-    return TemporalExplanation(
+    return TemporalExplanation.model_construct(
         verdict=cluster.verdict,
         clock=clock_of(cluster.verdict),
         evaluated_at=state.instant,

@@ -88,3 +88,24 @@ def test_every_models_field_types_are_those_typing_reads_from_its_annotations() 
     for model in models:
         expected = typing.get_type_hints(model)
         assert field_hints(model) == {name: expected[name] for name in model._fields}, model
+
+
+def test_a_constructed_record_equals_the_validated_one_and_dumps_alike() -> None:
+    from adapter_sdk.protocol import Candidate
+
+    checked = SearchResult.model_validate({"candidates": [candidate()], "outcome": "success"}).candidates[0]
+    built = Candidate.model_construct(**{name: getattr(checked, name) for name in ("candidate_id",
+        "source_record_id", "locator", "record_type", "title", "excerpt_kind", "excerpt", "local_rank",
+        "local_score", "relevance", "match_signals", "observed_at", "sensitivity", "metadata")})
+    assert built == checked
+    assert list(built.__dict__) == list(checked.__dict__)  # field order: the wire's key order
+    assert orjson.dumps(built.to_wire()) == orjson.dumps(checked.to_wire())
+
+
+def test_constructing_still_refuses_unknown_names_and_missing_required_fields() -> None:
+    from adapter_sdk.protocol import Candidate
+
+    with pytest.raises(TypeError, match="has no field colour"):
+        Candidate.model_construct(colour="red")
+    with pytest.raises(TypeError, match="candidate_id is required"):
+        Candidate.model_construct(title="Backups")
