@@ -22,7 +22,11 @@ from adapters.notes.scan import excluded_dir, wanted
 from adapters.notes.settings import NotesSettings
 
 DEBOUNCE_MS = 200
-STEP_MS = 5
+# The notifier sleeps this long between looks at what arrived (and at the stop event),
+# so it bounds how soon a change is applied and is how often an idle watch wakes: at 5 ms
+# an idle adapter woke 195 times a second and spent 1.4% of a CPU; at 25 ms, 40 times.
+# A search catches an edit in 15-24 ms either way (10k notes, 15 appends, back to back).
+STEP_MS = 25
 POLL_MS = 500
 
 
