@@ -19,7 +19,7 @@ def matched_window(lines: list[str], terms: set[str]) -> str | None:
     is cut around its first match, with ``…`` marking each cut end.
     """
     rows = [line.strip() for line in lines if line.strip()]
-    found = [set(tokenize(row)) & terms for row in rows]
+    found = [terms_in(row, terms) for row in rows]
     if not any(found):
         return None
     best: tuple[int, int, int] = (-1, 0, 0)  # (distinct terms, -start, end)
@@ -44,6 +44,17 @@ def matched_window(lines: list[str], terms: set[str]) -> str | None:
     if len(window) <= EXCERPT_CHARS:
         return window
     return _cut_around(window, terms)
+
+
+def terms_in(row: str, terms: set[str]) -> set[str]:
+    """The ``terms`` among the row's tokens. A plain ASCII row holding none of them as a
+    substring of its lowercased text holds none as a token, so it is not tokenized (most
+    rows of a chunk do not hold a query term)."""
+    if row.isascii() and "[" not in row and "*" not in row and "<" not in row:
+        lowered = row.lower()
+        if not any(term in lowered for term in terms):
+            return set()
+    return set(tokenize(row)) & terms
 
 
 def _fits(rows: list[str], start: int, end: int) -> bool:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from adapter_sdk.lexical import tokenize
 from adapter_sdk.markdown.chunking import PREVIEW_CHARS, parse_note, split_lines
 from adapter_sdk.markdown.front_matter import front_matter_span, parse_front_matter
-from adapters.notes.excerpts import matched_window
+from adapters.notes.excerpts import matched_window, terms_in
 
 NOTE = """\
 Preamble line.
@@ -145,3 +149,19 @@ def test_preview_of_a_long_first_paragraph_is_clipped_where_its_joined_lines_pas
     many = parse_note("n.md", f"# H\n\n{lines}\n").chunks[0]
     joined = " ".join(f"line{n} " + "w" * 50 for n in range(40))
     assert many.preview == joined[: PREVIEW_CHARS - 1].rstrip() + "…"
+
+
+@settings(max_examples=300, deadline=None)
+@example(row="re**start** the job", terms={"restart"})
+@example(row="[s]ave it", terms={"save"})
+@example(row="Sa<u>v</u>e it", terms={"save"})
+@example(row="the \ufb01le", terms={"file"})  # the ligature, as NFKC folds it
+@given(
+    row=st.text(alphabet=st.sampled_from("abcDEF xyz*[]<>/_-é1 "), max_size=40),
+    terms=st.sets(st.text(alphabet="abcdefxyz1é", min_size=1, max_size=4), max_size=3),
+)
+def test_a_row_skipped_untokenized_holds_none_of_the_terms(row: str, terms: set[str]) -> None:
+    """The excerpt's shortcut (a plain row holding no term as a substring is not tokenized)
+    finds exactly the terms tokenizing the row would: markup inside words and non-ASCII
+    text are tokenized as before."""
+    assert terms_in(row, terms) == set(tokenize(row)) & terms
