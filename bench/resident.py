@@ -6,8 +6,11 @@ refresh step built):
 
 * cold ``recall query``: wall time of the whole command, in process
   (``RECALL_DAEMON=0``), adapter started and stopped each time;
+* the first command when no broker runs (in process; it starts one as it ends),
+  and the first one the broker then answers, its adapters started as it began
+  listening but yet to search;
 * resident ``recall query``: wall time of the command answered by the
-  resident broker (started by a first, unmeasured query, stopped afterwards),
+  resident broker (started with ``recall daemon start``, stopped afterwards),
   for the benchmark's questions and for questions of rarer words
   (``SPECIFIC_QUERIES``);
 * ``recall serve`` with 8 concurrent clients x 50 queries, each client on its
@@ -41,6 +44,7 @@ QUERIES = ("postgres backup restore", "wireguard certificate renewal", "grafana 
 # show the same resident broker on questions shaped like that.
 SPECIFIC_QUERIES = ("w00300 w00520", "w00410 w00980 w00330", "w00600 w00750")
 CLIENTS = 8
+FIRST_COMMAND_RUNS = 3
 QUERIES_PER_CLIENT = 50
 NAME = "resident"
 
@@ -69,6 +73,8 @@ def rows(size: str, result: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [
         (f"[{size}] cold query, notes only", f"{result['cold_median_ms']} ms median, "
          f"{result['cold_p95_ms']} ms p95", target.get("cold", "")),
+        (f"[{size}] first query, no broker running / the next, broker just started",
+         f"{result['first_command_ms']} ms / {result['after_start_ms']} ms median", ""),
         (f"[{size}] resident query (CLI wall), notes only", f"{result['resident_median_ms']} ms median, "
          f"{result['resident_p95_ms']} ms p95", target.get("resident", "")),
         (f"[{size}] resident query, words in 1-3% of chunks", f"{result['resident_specific_median_ms']} ms"
@@ -86,9 +92,18 @@ def _resident(env: Any, runs: Any, flags: tuple[str, ...]) -> dict[str, Any]:
     resident_env = {**env.vars, "RECALL_DAEMON": "1", "XDG_RUNTIME_DIR": runtime}
     walls: list[float] = []
     specific: list[float] = []
+    first: list[float] = []
+    after_start: list[float] = []
     codes: set[int] = set()
     try:
-        _timed(env, resident_env, "query", QUERIES[0], *flags)  # starts the broker and its adapter
+        # A command that finds no broker runs in process and starts one as it ends: the
+        # broker is waited for, and its adapter searches for the first time next.
+        for _ in range(FIRST_COMMAND_RUNS):
+            _timed(env, resident_env, "daemon", "stop")
+            first.append(_timed(env, resident_env, "query", QUERIES[1], *flags)[0])
+            if _timed(env, resident_env, "daemon", "start")[1] != 0:
+                raise SystemExit("bench: recall daemon start failed")
+            after_start.append(_timed(env, resident_env, "query", QUERIES[0], *flags)[0])
         for index in range(max(runs.query_runs, 5)):
             wall, code = _timed(env, resident_env, "query", QUERIES[index % len(QUERIES)], *flags)
             walls.append(wall)
@@ -101,7 +116,8 @@ def _resident(env: Any, runs: Any, flags: tuple[str, ...]) -> dict[str, Any]:
     finally:
         _timed(env, resident_env, "daemon", "stop")
         shutil.rmtree(runtime, ignore_errors=True)
-    return {"resident_median_ms": median(walls), "resident_p95_ms": p95(walls),
+    return {"first_command_ms": median(first), "after_start_ms": median(after_start),
+            "resident_median_ms": median(walls), "resident_p95_ms": p95(walls),
             "resident_specific_median_ms": median(specific), "resident_specific_p95_ms": p95(specific),
             "resident_exit_codes": sorted(codes)}
 

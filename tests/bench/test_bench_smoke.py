@@ -39,7 +39,7 @@ def test_smoke_run_writes_every_measure_to_the_json_report(tmp_path: Path) -> No
     resident = smoke["resident"]
     assert set(resident) >= {
         "cold_median_ms", "resident_median_ms", "serve_errors", "serve_p95_ms",
-        "cold_peak_rss_tree_mb", "serve_peak_rss_tree_mb",
+        "cold_peak_rss_tree_mb", "serve_peak_rss_tree_mb", "first_command_ms", "after_start_ms",
     }
     assert resident["resident_exit_codes"] == [0]
     assert resident["serve_errors"] == 0
