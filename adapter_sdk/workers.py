@@ -46,6 +46,7 @@ class Workers:
         threading.Thread(target=self._work, args=(fn, args), name=self.name, daemon=True).start()
 
     def idle(self) -> int:
+        """How many workers wait for a request now."""
         with self._lock:
             return len(self._idle)
 

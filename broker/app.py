@@ -8,10 +8,10 @@ and in the pure modules this one calls. The clock is read here, never in them.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from broker.refresh import Progress
 
 SUCCESSOR_SEARCH_LIMIT = 5
+T = TypeVar("T")
 
 
 def now() -> datetime:
@@ -362,14 +363,21 @@ async def open_broker(config: Config) -> AsyncIterator[Broker]:
         raise error
 
 
-def run(config: Config, work: Callable[[Broker], Any]) -> Any:
-    """Run ``await work(broker)`` to completion from synchronous code."""
+def run(config: Config, work: Callable[[Broker], Awaitable[T]]) -> T:
+    """Run ``await work(broker)`` to completion from synchronous code; every adapter
+    process has ended when it returns.
 
-    async def main() -> Any:
+    The answer is handed out beside the event loop's main task, not as its result:
+    leaving the loop, asyncio (3.11) asks for the SIGINT handler, which holds that
+    task, and builds an error message with its repr, the whole answer's repr in it."""
+    answer: list[T] = []
+
+    async def main() -> None:
         async with open_broker(config) as broker:
-            return await work(broker)
+            answer.append(await work(broker))
 
-    return anyio.run(main)
+    anyio.run(main)
+    return answer[0]
 
 
 __all__ = ["Broker", "decide_coverage", "decide_outcome", "exit_code", "open_broker", "run"]

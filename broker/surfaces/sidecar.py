@@ -243,7 +243,7 @@ class Plugin:
         """``await work(broker)`` under the host's deadline; its end is ``unavailable``."""
         import anyio
 
-        from broker.app import open_broker
+        from broker.app import run
 
         async def bounded(broker: BrokerAPI) -> T:
             if self.hard_timeout is None:
@@ -251,16 +251,10 @@ class Plugin:
             with anyio.fail_after(self.hard_timeout):
                 return await work(broker)
 
-        async def main() -> None:
-            async with open_broker(config) as broker:
-                done.append(await bounded(broker))
-
-        done: list[T] = []  # beside the main task, not its result (see commands._common)
         try:
             if self.resident is not None:
                 return self.resident(bounded)  # type: ignore[no-any-return]
-            anyio.run(main)
-            return done[0]
+            return run(config, bounded)
         except TimeoutError:
             raise Refusal("unavailable", "recall ran out of the host's deadline", retryable=True) from None
         except ConfigError as exc:  # a project source's settings crossed the trust boundary

@@ -75,10 +75,6 @@ def with_broker(
     if resident is not None:
         return resident(work)  # type: ignore[no-any-return]
 
-    # The answer is handed out beside the event loop's main task, not as its result:
-    # leaving the loop, asyncio (3.11) asks for the SIGINT handler, which holds that
-    # task, and builds an error message with its repr, the whole answer's repr in it.
-    answer: list[T] = []
     token_env = getattr(args, "auth_token_env", None)
     server = getattr(args, "server", None)
     if token_env and not server:
@@ -91,6 +87,8 @@ def with_broker(
         token = os.environ.get(token_env) if token_env else None
         if token_env and not token:
             raise UsageError(f"--auth-token-env: environment variable {token_env} is empty or unset")
+
+        answer: list[T] = []  # beside the main task, as broker.app.run hands it out
 
         async def remote() -> None:
             async with RemoteBroker(server, token=token, profile=getattr(args, "profile", "")) as broker:
@@ -108,16 +106,9 @@ def with_broker(
             from broker.reach import start_contacted
 
             start_contacted(config, request)
-        import anyio
+        from broker.app import run
 
-        from broker.app import open_broker
-
-        async def local() -> None:
-            async with open_broker(config) as broker:
-                answer.append(await work(broker))
-
-        anyio.run(local)
-        return answer[0]
+        return run(config, work)
     finally:
         prestart.discard()
 
