@@ -136,9 +136,10 @@ def test_idle_broker_leaves_and_frees_its_socket(resident):
 
 def test_stop_ends_the_broker_and_its_adapters(resident):
     pid = resident.start()
-    resident.recall("query", "restore", "drill")
     adapters = _children(pid)
-    assert adapters, "the broker keeps its adapters running between commands"
+    assert adapters, "daemon start returns once the broker has started the profile's adapters"
+    assert resident.recall("query", "restore", "drill").returncode == 0
+    assert set(_children(pid)) == set(adapters), "the broker keeps its adapters running between commands"
     stopped = resident.recall("daemon", "stop")
     assert stopped.returncode == 0
     assert f"pid {pid}" in stopped.stdout

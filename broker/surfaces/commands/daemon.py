@@ -28,8 +28,9 @@ file, the installed version or an adapter program changes. Output is the same
 with or without it; --no-daemon or RECALL_DAEMON=0 runs a command in process.
 
   status   say whether a broker runs for this configuration, and what it is
-  start    start one now (if none runs) and wait until it listens: from a login
-           script or an agent host's session start, so the first command is warm
+  start    start one now (if none runs) and wait until it listens and has
+           started the default profile's adapters: from a login script or an
+           agent host's session start, so the first command finds them warm
   stop     stop it; the next command starts a fresh one
   run      run the broker in the foreground (what commands start on demand)"""
 EXIT_CODES = """exit codes:
@@ -39,6 +40,7 @@ EXIT_CODES = """exit codes:
 
 STOP_WAIT_SECONDS = 10.0
 LOG_TAIL_LINES = 12
+WARM_WAIT_SECONDS = 30.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -89,6 +91,7 @@ def status(socket_path: str, as_json: bool) -> int:
             + (f"  project      {state['project_file']}\n" if state.get("project_file") else "")
             + f"  up           {state['uptime_seconds']:g}s, {state['commands_served']} commands served\n"
             f"  idle         {state['idle_seconds']:g}s of {state['idle_limit_seconds']:g}s\n"
+            + ("  adapters     starting (the default profile's)\n" if state.get("warming") else "")
         )
     return 0
 
@@ -102,6 +105,7 @@ def start(place: Place, as_json: bool) -> int:
     with suppress(FileNotFoundError):
         os.unlink(place.failed)
     if start_broker(place):
+        wait_until_warm(place.socket)
         return status(place.socket, as_json)
     try:
         with open(place.log, encoding="utf-8", errors="replace") as log:
@@ -111,6 +115,22 @@ def start(place: Place, as_json: bool) -> int:
     sys.stderr.write(f"recall: the resident broker could not start; its log: {place.log}\n")
     sys.stderr.writelines(f"  {line.rstrip()}\n" for line in tail)
     return 1
+
+
+def wait_until_warm(socket_path: str) -> None:
+    """Until the broker has started its adapters (an adapter that cannot start is the
+    first command's to report), or ``WARM_WAIT_SECONDS`` have passed."""
+    from broker.surfaces.daemon.client import NotListening, exchange
+
+    deadline = time.monotonic() + WARM_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            _, state = exchange(socket_path, "GET", "/v1/daemon")
+        except (NotListening, OSError):
+            return
+        if not state.get("warming"):
+            return
+        time.sleep(0.02)
 
 
 def stop(socket_path: str, as_json: bool) -> int:

@@ -72,6 +72,7 @@ class Resident:
         self.commands = 0
         self.leaving: str | None = None
         self.socket_inode: int | None = None
+        self.warming = False  # starting the default profile's adapters, once it listens
 
     def status(self) -> dict[str, Any]:
         return {
@@ -85,6 +86,7 @@ class Resident:
             "idle_seconds": round(time.monotonic() - self.last_active, 1) if not self.in_flight else 0.0,
             "idle_limit_seconds": self.idle_seconds,
             "commands_served": self.commands,
+            "warming": self.warming,
             "leaving": self.leaving,
         }
 
@@ -153,6 +155,7 @@ class ResidentServer(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if not self.should_exit:
+            self.resident.warming = True
             self.warming = asyncio.get_running_loop().create_task(self._warm())
 
     async def _warm(self) -> None:
@@ -160,6 +163,8 @@ class ResidentServer(uvicorn.Server):
             await self.warm()
         except Exception as exc:  # a command meets the same trouble and reports it
             sys.stderr.write(f"starting the adapters ahead of a command failed: {exc!r}\n")
+        finally:
+            self.resident.warming = False
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # Here, not after run() returns: uvicorn re-raises SIGTERM once it has shut down.
