@@ -9,7 +9,8 @@ broker can stand behind it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from broker.contracts import (
@@ -43,3 +44,8 @@ class BrokerAPI(Protocol):
         ...
 
     async def doctor(self, profile: str = "") -> Diagnosis: ...
+
+
+# Runs ``work(broker)`` on the resident broker's event loop, from a command's thread
+# there (``broker.surfaces.daemon``); a command given one asks it, not a broker of its own.
+OnTheBroker = Callable[[Callable[[BrokerAPI], Awaitable[Any]]], Any]

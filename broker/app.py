@@ -42,7 +42,7 @@ from broker.contracts import (
 from broker.fusion import FusionParams, SourceFacts, fuse
 from broker.plan import Exclusion, QueryPlan, Target, adapter_spec, consider, open_plan, settle
 from broker.project_settings import vet_project_settings
-from broker.reach import static_exclusion
+from broker.reach import contacted
 from broker.requests import check_query, check_refresh
 from broker.shaping import shape
 from broker.supervise import AdapterFailure, Supervisor
@@ -97,9 +97,8 @@ class Broker(BrokerAPI):
                 await client.health(now() + timedelta(milliseconds=source.timeout_ms))
 
         async with anyio.create_task_group() as tasks:
-            for source in (self.config.source(i) for i in chosen.sources):
-                if source is not None and static_exclusion(source, chosen, None) is None:
-                    tasks.start_soon(start, source)
+            for source in contacted(self.config, chosen, None):
+                tasks.start_soon(start, source)
 
     async def doctor(self, profile: str = "") -> Diagnosis:
         """``recall doctor`` over this broker's adapter processes."""

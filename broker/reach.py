@@ -9,7 +9,7 @@ the adapters it will ask (:mod:`broker.prestart`) before it imports the broker.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from broker import prestart
 from broker.config import Config, Profile, SourceConfig
@@ -27,6 +27,13 @@ def static_exclusion(source: SourceConfig, profile: Profile, named: Sequence[str
     return None
 
 
+def contacted(config: Config, profile: Profile, named: Sequence[str] | None) -> Iterator[SourceConfig]:
+    """The members of ``profile`` a request naming ``named`` sources (None: any) will contact."""
+    for source in (config.source(i) for i in profile.sources):
+        if source is not None and static_exclusion(source, profile, named) is None:
+            yield source
+
+
 def start_contacted(config: Config, request: QueryRequest) -> None:
     """Launch the adapters of the members the request's plan will contact, ahead of
     their spawn (:mod:`broker.prestart`): a cold command imports the broker meanwhile.
@@ -34,10 +41,7 @@ def start_contacted(config: Config, request: QueryRequest) -> None:
     profile = config.profiles.get(request.profile or config.defaults.profile)
     if profile is None:
         return
-    named = list(request.scope.source_ids or []) or None
-    for source in (config.source(i) for i in profile.sources):
-        if source is None or static_exclusion(source, profile, named) is not None:
-            continue
+    for source in contacted(config, profile, list(request.scope.source_ids or []) or None):
         registration = config.adapter_for(source)
         prestart.start(
             source.source_uid, registration.argv, registration.env,

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import orjson
 
 from broker import __version__
-from broker.api import BrokerAPI
+from broker.api import BrokerAPI, OnTheBroker
 from broker.config import Config
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
@@ -133,11 +133,7 @@ def line(text: str | None, limit: int) -> str:
 # Entry point
 
 
-# Runs ``work(broker)`` in the resident broker (``broker.surfaces.daemon``), from its command thread.
-Resident = Callable[[Callable[[BrokerAPI], Awaitable[Any]]], Any]
-
-
-def answer(raw: bytes, flag_profile: str = "", resident: Resident | None = None) -> dict[str, Any]:
+def answer(raw: bytes, flag_profile: str = "", resident: OnTheBroker | None = None) -> dict[str, Any]:
     """The response to one request (against ``resident`` when given); never raises."""
     protocol = FROZEN
     try:
@@ -200,7 +196,7 @@ def load() -> Config:
 
 
 class Plugin:
-    def __init__(self, flag_profile: str, request: dict[str, Any], resident: Resident | None = None) -> None:
+    def __init__(self, flag_profile: str, request: dict[str, Any], resident: OnTheBroker | None = None) -> None:
         self.flag_profile = flag_profile.strip()
         self.request = request
         self.resident = resident

@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from broker import __version__
+from broker.api import OnTheBroker
 from broker.config import Config
 from broker.surfaces.daemon import capture
 from broker.surfaces.daemon.client import (
@@ -51,8 +52,6 @@ from broker.surfaces.daemon.fingerprint import Fingerprint, version_change
 from broker.surfaces.daemon.peer import same_user
 from broker.surfaces.http import create_app, json_response, media_type, problem
 
-# Runs ``work(broker)`` on the resident broker's event loop, from a command's worker thread.
-OnTheBroker = Callable[[Callable[[Any], Awaitable[Any]]], Any]
 IDLE_ENV = "RECALL_DAEMON_IDLE_SECONDS"
 DEFAULT_IDLE_SECONDS = 900.0
 SHUTDOWN_GRACE = 5
@@ -72,7 +71,8 @@ class Resident:
         self.commands = 0
         self.leaving: str | None = None
         self.socket_inode: int | None = None
-        self.warming = False  # starting the default profile's adapters, once it listens
+        # starting the default profile's adapters, from the moment it listens
+        self.warming: asyncio.Task[None] | None = None
 
     def status(self) -> dict[str, Any]:
         return {
@@ -86,7 +86,7 @@ class Resident:
             "idle_seconds": round(time.monotonic() - self.last_active, 1) if not self.in_flight else 0.0,
             "idle_limit_seconds": self.idle_seconds,
             "commands_served": self.commands,
-            "warming": self.warming,
+            "warming": self.warming is not None and not self.warming.done(),
             "leaving": self.leaving,
         }
 
@@ -150,27 +150,23 @@ class ResidentServer(uvicorn.Server):
         super().__init__(config)
         self.resident = resident
         self.warm = warm
-        self.warming: asyncio.Task[None] | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if not self.should_exit:
-            self.resident.warming = True
-            self.warming = asyncio.get_running_loop().create_task(self._warm())
+            self.resident.warming = asyncio.get_running_loop().create_task(self._warm())
 
     async def _warm(self) -> None:
         try:
             await self.warm()
         except Exception as exc:  # a command meets the same trouble and reports it
             sys.stderr.write(f"starting the adapters ahead of a command failed: {exc!r}\n")
-        finally:
-            self.resident.warming = False
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # Here, not after run() returns: uvicorn re-raises SIGTERM once it has shut down.
         self.resident.release_socket()
-        if self.warming is not None:
-            self.warming.cancel()
+        if self.resident.warming is not None:
+            self.resident.warming.cancel()
         await super().shutdown(sockets)
 
     async def on_tick(self, counter: int) -> bool:
