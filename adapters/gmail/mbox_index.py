@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
+from adapter_sdk.workdir import exclusive
 from adapters.gmail.mbox_reader import (
     SEPARATOR,
     MalformedMessage,
@@ -48,6 +49,7 @@ BODY_WEIGHT = 1.0
 HIDDEN_LABELS = frozenset({"SPAM", "TRASH"})
 
 SCHEMA = f"""
+BEGIN IMMEDIATE;
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE messages(
     id INTEGER PRIMARY KEY,
@@ -67,7 +69,7 @@ CREATE VIRTUAL TABLE message_text USING fts5(
     header, body, tokenize = "{STEMMED_FTS5_TOKENIZER}"
 );
 CREATE TABLE malformed(offset INTEGER PRIMARY KEY, length INTEGER NOT NULL, reason TEXT NOT NULL);
-"""
+"""  # committed with the format row, so no reader sees half a schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,10 @@ class MboxIndex:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        with exclusive(self.path.parent):  # another process may be making it too
+            return self._checked()
+
+    def _checked(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         try:
@@ -136,6 +142,7 @@ class MboxIndex:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(SCHEMA)
             conn.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
+            conn.execute("COMMIT")
         return conn
 
     def close(self) -> None:

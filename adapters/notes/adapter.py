@@ -798,9 +798,7 @@ class NotesAdapter(Adapter):
             if not is_corruption(exc):
                 raise
             store = self._store()
-            store.discard()
-            store.open()
-            store.rebuilt_reason = f"index file was corrupt ({exc}); rebuilt"
+            store.start_afresh(f"index file was corrupt ({exc}); rebuilt")
             catchup = self._catchup()
             catchup.sweep(full=True)
             catchup.wait(5.0, at_most=WAIT_FOR_AT_MOST)

@@ -203,9 +203,8 @@ class Catchup:
         except sqlite3.DatabaseError as exc:
             if not is_corruption(exc):
                 raise
-            self.store.discard()
-            self.store.open()
             self.rebuilt_reason = f"index file was corrupt ({exc}); rebuilt"
+            self.store.start_afresh(self.rebuilt_reason)
             return self._sync(True, True, [], {})
 
     def _sync(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> SyncReport:

@@ -11,7 +11,9 @@ settings digest, watermark, generation, whether the first build finished). The f
 another format, or built for another folder or settings, it is rebuilt.
 
 Each thread gets its own connection (the SDK runs handlers in worker
-threads); writers serialize on ``write_lock``; WAL lets readers proceed.
+threads); writers serialize on ``write_lock``; WAL lets readers proceed. Processes
+sharing the file (two commands started at once, each with its adapter) check,
+delete and create it one at a time, under a lock on its folder.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
+from adapter_sdk.workdir import exclusive
 
 FORMAT = "notes-fts5/6"
 TITLE_WEIGHT = 2.0
@@ -32,6 +35,7 @@ BULK_CHECKPOINT_PAGES = 16384  # 64 MB of WAL between checkpoints during a large
 _CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
 SCHEMA = f"""
+BEGIN IMMEDIATE;
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE notes(
     id INTEGER PRIMARY KEY,
@@ -88,7 +92,7 @@ CREATE TABLE declined(
     fix TEXT NOT NULL
 );
 CREATE TABLE dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
-"""
+"""  # committed with the identity rows (``_create``), so no reader sees half a schema
 # How many chunks hold a stemmed term, per index generation: the IDF inputs a search
 # counted (``fts5vocab`` walks a common term's whole posting list, 40-130 ms at 100k
 # notes), kept so later processes reading the same generation need not count again.
@@ -135,25 +139,44 @@ class Store:
 
     def open(self) -> None:
         """Open the index, starting afresh when it is corrupt or was built differently."""
-        with self.write_lock:
+        with self._exclusive():
             try:
                 reason = self._mismatch()
             except sqlite3.DatabaseError as exc:
                 reason = f"index file was unreadable ({exc}); rebuilt"
             if reason is not None:
-                self.discard()
-                conn = self.conn()
-                conn.executescript(SCHEMA)
-                conn.executemany("INSERT INTO meta VALUES (?, ?)", self.identity.items())
-                self.rebuilt_reason = reason
-            try:
-                self.conn().execute(TERM_COUNTS)
-                for statement in JOURNAL:
-                    self.conn().execute(statement)
-                self._keep_row_counts()
-                self.writable = True
-            except sqlite3.OperationalError:  # a read-only index: searches count each time
-                self.writable = False
+                self._create(reason)
+            self._add_caches()
+
+    def start_afresh(self, reason: str) -> None:
+        """Replace the index with an empty one (it was found corrupt): the catch-up fills it."""
+        with self._exclusive():
+            self._create(reason)
+            self._add_caches()
+
+    def _add_caches(self) -> None:
+        try:
+            self.conn().execute(TERM_COUNTS)
+            for statement in JOURNAL:
+                self.conn().execute(statement)
+            self._keep_row_counts()
+            self.writable = True
+        except sqlite3.OperationalError:  # a read-only index: searches count each time
+            self.writable = False
+
+    def _create(self, reason: str) -> None:
+        self.discard()
+        conn = self.conn()
+        conn.executescript(SCHEMA)
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", self.identity.items())
+        conn.execute("COMMIT")
+        self.rebuilt_reason = reason
+
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Held while the file is checked, deleted or created (see ``adapter_sdk.workdir``)."""
+        with self.write_lock, exclusive(os.path.dirname(os.path.abspath(self.path))):
+            yield
 
     def _keep_row_counts(self) -> None:
         """Count the rows of an index written before the writer kept its counts, once, so

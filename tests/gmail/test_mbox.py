@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -218,3 +220,33 @@ def test_messages_holding_every_term_fill_the_pool_before_messages_holding_some(
     result = open_adapter(path).search("relay drill vault", limit=20)
     assert result["diagnostics"]["admitted_by"] == tier
     assert ("18e0000000000001" in _ids(result)) is (tier == "admission_rule")
+
+
+def test_processes_opening_one_new_index_at_once_all_find_it_whole(tmp_path: Path) -> None:
+    """Commands started together each run the mailbox's adapter on one workdir: none may
+    read the schema another is still creating, nor delete one another has just made."""
+    mbox = tmp_path / "mail.mbox"
+    mbox.write_bytes(mbox_bytes(THREADS))
+    for attempt in range(6):
+        workdir = tmp_path / f"work-{attempt}"
+        opening = [
+            subprocess.Popen([sys.executable, "-c", OPEN_AND_COUNT, str(mbox), str(workdir)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(4)
+        ]
+        done = [process.communicate(timeout=60) for process in opening]
+        assert [process.returncode for process in opening] == [0] * 4, done
+        assert [out for out, _ in done] == ["0 0\n"] * 4, done
+
+
+# Open the index a moment after the others started; read its tables, print two counts.
+OPEN_AND_COUNT = """
+import sys, time
+from pathlib import Path
+from adapters.gmail.mbox_index import MboxIndex
+time.sleep(0.3 - time.time() % 0.3)
+with MboxIndex(Path(sys.argv[1]), Path(sys.argv[2])).connection() as conn:
+    for table in ("meta", "messages", "message_text", "malformed"):
+        conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    print(*(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("messages", "malformed")))
+"""

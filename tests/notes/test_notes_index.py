@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -225,3 +227,35 @@ def test_a_full_sync_reindexes_every_chunk(tmp_path: Path) -> None:
     sync(index, str(root), NotesSettings(), full=True)
     after = {row[0] for row in index.conn().execute("SELECT id FROM chunks")}
     assert before and not before & after
+
+
+def test_processes_opening_one_new_index_at_once_all_find_it_whole(tmp_path: Path) -> None:
+    """Commands started together each run an adapter on the same index: none may read a
+    schema another is still creating, nor delete one another has just created."""
+    for attempt in range(12):
+        path = tmp_path / f"shared-{attempt}.sqlite3"
+        opening = [
+            subprocess.Popen([sys.executable, "-c", OPEN_AND_COUNT, str(path), str(tmp_path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(4)
+        ]
+        done = [process.communicate(timeout=60) for process in opening]
+        assert [process.returncode for process in opening] == [0] * 4, done
+        assert [out for out, _ in done] == ["0 0\n"] * 4, done
+        assert sum("no index yet" in out for _, out in done) == 1, done
+
+
+# Open the index a moment after the others started, read every table, print the counts.
+OPEN_AND_COUNT = """
+import sys, time
+from adapters.notes.settings import NotesSettings
+from adapters.notes.store import Store
+time.sleep(0.3 - time.time() % 0.3)
+index = Store(sys.argv[1], sys.argv[2], NotesSettings().digest)
+index.open()
+conn = index.conn()
+for table in ("meta", "notes", "chunks", "chunk_text", "identifiers", "failures", "declined", "dirs"):
+    conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+print(*(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("notes", "declined")))
+print(index.rebuilt_reason, file=sys.stderr)
+"""

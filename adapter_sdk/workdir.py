@@ -1,0 +1,26 @@
+"""State an adapter keeps in its workdir, shared with other processes of the same source.
+
+Two commands started at once each run the source's adapter, on one workdir: whatever
+checks, deletes or creates a file there (an index found missing, corrupt or of another
+format) does it under :func:`exclusive`, so no process reads a file half made or
+deletes one another has just made.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def exclusive(folder: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold a lock on ``folder`` (an advisory ``flock``, released when the block ends or the
+    process dies) against every other process taking it."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
