@@ -15,7 +15,7 @@ the command line, ``budget_ms`` over MCP) with :meth:`InvalidRequest.describe`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -70,6 +70,11 @@ def query_problems(request: QueryRequest) -> list[RequestProblem]:
     problems: list[RequestProblem] = []
     if not request.query.strip():
         problems.append(RequestProblem("query", "is empty; ask a question in words"))
+    problems += [
+        RequestProblem(name, f"is not UTF-8 text: {_as_given(text)}")
+        for name, text in _texts(request)
+        if not is_utf8(text)
+    ]
     if not LIMIT_MIN <= request.limit <= LIMIT_MAX:
         problems.append(RequestProblem(
             "limit", f"must be between {LIMIT_MIN} and {LIMIT_MAX} (0: the profile's max_results)"
@@ -95,6 +100,36 @@ def query_problems(request: QueryRequest) -> list[RequestProblem]:
         if value is not None and not zoned(value)
     ]
     return problems
+
+
+def _texts(request: QueryRequest) -> Iterator[tuple[str, str]]:
+    yield "query", request.query
+    yield "profile", request.profile
+    scope = request.scope
+    for name in ("source_ids", "record_types", "entities"):
+        for text in getattr(scope, name) or ():
+            yield f"scope.{name}", text
+    if scope.project is not None:
+        yield "scope.project", scope.project
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` can be sent as UTF-8. A command line's bytes that are not UTF-8
+    reach Python as lone surrogates, which no source can be sent."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _as_given(text: str) -> str:
+    """The bytes a command line gave (which Python decoded with ``surrogateescape``), or
+    the text's repr if it came from elsewhere (a JSON escape of a lone surrogate)."""
+    try:
+        return repr(text.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:
+        return repr(text)
 
 
 def check_query(request: QueryRequest) -> QueryRequest:

@@ -52,6 +52,18 @@ def test_scope_naming_an_unconfigured_source_exits_1(home):
     assert "unsatisfiable scope" in run.stderr
 
 
+def test_words_that_are_not_utf8_are_a_usage_error_naming_the_bytes(home):
+    """A byte the terminal sent that UTF-8 does not decode cannot be sent to any source: the
+    command says which argument holds it, and asks none."""
+    recall = home(notes={"records": [RESTORE]})
+    run = recall("query", "restore", "caf\udce9")
+    assert (run.code, run.stdout) == (1, "")
+    assert run.stderr == "recall: query: the question is not UTF-8 text: b'restore caf\\xe9'\n"
+    run = recall("query", "restore", "--scope", "entity=r\udce9d")
+    assert run.code == 1 and "--scope entity is not UTF-8 text: b'r\\xe9d'" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
 def test_negative_limit_is_refused(home):
     run = home(notes={"records": [RESTORE]})("query", "restore", "--limit", "-1")
     assert run.code == 1

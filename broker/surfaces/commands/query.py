@@ -63,6 +63,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 # The request fields' names as this command's flags spell them.
 FLAG_NAMES = {
     "query": "query: the question",
+    "profile": "--profile",
+    "scope.source_ids": "--scope source",
+    "scope.record_types": "--scope type",
+    "scope.entities": "--scope entity",
+    "scope.project": "--scope project",
     "limit": "--limit",
     "budget.latency_ms": "--budget-ms",
     "budget.response_tokens": "--budget-tokens",
