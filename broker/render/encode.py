@@ -13,14 +13,19 @@ if TYPE_CHECKING:
 WHOLE_FLOAT_LIMIT = 2.0**53  # beyond this a float is not an exact integer anyway
 
 
+# Values kept as they are, without a call: most of a response's (it is priced result by
+# result, each walked here)
+_LEAVES = frozenset({str, int, bool, type(None)})
+
+
 def plain_numbers(value: Any) -> Any:
     """``value`` with every whole float as an integer, so ``1.0`` prints ``1`` as the reference prints it."""
     if isinstance(value, float):
         return int(value) if value.is_integer() and abs(value) < WHOLE_FLOAT_LIMIT else value
     if isinstance(value, dict):
-        return {key: plain_numbers(item) for key, item in value.items()}
+        return {key: item if type(item) in _LEAVES else plain_numbers(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [plain_numbers(item) for item in value]
+        return [item if type(item) in _LEAVES else plain_numbers(item) for item in value]
     return value
 
 
