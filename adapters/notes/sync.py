@@ -143,6 +143,9 @@ def sync(
         skipped_dirs=found.skipped_dirs,
         skipped_links=found.skipped_links,
     )
+    # Another process may index this folder too (two commands at once): what it commits
+    # after this listing makes the listing's "not recorded" untrue, and each batch checks
+    listed_at = _data_version(store.conn())
     work = _work(store.conn(), found, full, whole_folder=only is None)
     report.files_pending = len(work)
     if progress is not None:
@@ -167,6 +170,7 @@ def sync(
             batch = slices[first : first + per_batch]
             with store.transaction() as conn:
                 updater = _Updater(conn, root, settings, time.time_ns(), full, report)
+                updater.listing_stale = _data_version(conn) != listed_at
                 for number, items in enumerate(batch, start=first):
                     prepared = preparers.collect()
                     report.files_prepared_apart += preparers.prepared_apart
@@ -340,6 +344,8 @@ class _Updater:
         self.note_rows, self.chunk_rows = row_counts(conn)
         self.real_root = os.path.realpath(root) if root else ""
         self.recorded = True  # whether the path at hand may have rows to replace
+        # whether another connection wrote since the work was listed: then any path may
+        self.listing_stale = False
         self.rows: dict[str, list[tuple[object, ...]]] = {
             "notes": [], "chunks": [], "chunk_text": [], "identifiers": []
         }
@@ -354,7 +360,7 @@ class _Updater:
         """Apply ``batch``; ``prepared`` holds, in order, what its files to read held."""
         outcomes = iter(prepared)
         for rel, stat, recorded in batch:
-            self.recorded = recorded
+            self.recorded = recorded or self.listing_stale
             if stat is None:
                 self._forget(rel)
                 self.report.files_removed += 1
@@ -591,6 +597,11 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
     """An INSERT of every row of a JSON array of rows (each an array, in ``columns`` order)."""
     values = ", ".join(f"json_extract(value, '$[{index}]')" for index in range(len(columns)))
     return f"INSERT INTO {table}({', '.join(columns)}) SELECT {values} FROM json_each(?)"
+
+
+def _data_version(conn: sqlite3.Connection) -> int:
+    """A number that changes whenever another connection commits to the index."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
 def _trusted(size: int, mtime_ns: int, checked_ns: int, stat: FileStat) -> bool:

@@ -259,3 +259,42 @@ for table in ("meta", "notes", "chunks", "chunk_text", "identifiers", "failures"
 print(*(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("notes", "declined")))
 print(index.rebuilt_reason, file=sys.stderr)
 """
+
+
+def test_two_processes_building_one_index_at_once_both_finish_with_the_same_index(tmp_path: Path) -> None:
+    """Two commands at once each index the folder: notes one commits after the other listed
+    its work are replaced, not inserted twice, and the index ends as one build makes it."""
+    root = tmp_path / "notes"
+    for number in range(300):
+        write_note(root, f"area{number % 7}/note-{number}.md", f"# Note {number}\n\nRestore drill {number}.\n")
+    alone = Store(str(tmp_path / "alone.sqlite3"), str(root), NotesSettings().digest)
+    alone.open()
+    sync(alone, str(root), NotesSettings())
+    for attempt in range(6):
+        path = tmp_path / f"shared-{attempt}.sqlite3"
+        building = [
+            subprocess.Popen([sys.executable, "-c", OPEN_AND_SYNC, str(path), str(root)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]
+        done = [process.communicate(timeout=120) for process in building]
+        assert [process.returncode for process in building] == [0, 0], done
+        shared = Store(str(path), str(root), NotesSettings().digest)
+        shared.open()
+        for key in ("note_rows", "chunk_rows", "content_digest", "build_complete"):
+            assert shared.meta(key) == alone.meta(key), key
+        assert shared.conn().execute("SELECT count(DISTINCT path), count(*) FROM notes").fetchone() == (300, 300)
+
+
+# Index the folder a moment after the other process started doing the same.
+OPEN_AND_SYNC = """
+import sys, time
+from adapters.notes.settings import NotesSettings
+from adapters.notes.store import Store
+from adapters.notes.sync import sync
+time.sleep(0.3 - time.time() % 0.3)
+index = Store(sys.argv[1], sys.argv[2], NotesSettings().digest)
+index.open()
+report = sync(index, sys.argv[2], NotesSettings(), parallel=False)
+assert report.complete, report
+"""
