@@ -44,6 +44,7 @@ FORMAT = "gmail-mbox-fts5/2"
 INDEX_FILE = "gmail-mbox.sqlite"
 DIGEST_BYTES = 4096
 COMMIT_EVERY = 500
+LOCK_WAIT_MS = 5000  # how long a statement waits on another connection's write (sqlite3's default)
 HEADER_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 HIDDEN_LABELS = frozenset({"SPAM", "TRASH"})
@@ -74,7 +75,7 @@ CREATE TABLE malformed(offset INTEGER PRIMARY KEY, length INTEGER NOT NULL, reas
 
 @dataclass(frozen=True, slots=True)
 class SyncReport:
-    action: str  # unchanged | built | appended | rebuilt
+    action: str  # unchanged | built | appended | rebuilt | locked (another process is indexing)
     bytes_read: int
     messages_indexed: int
     malformed_found: int
@@ -159,22 +160,43 @@ class MboxIndex:
         real = os.path.realpath(self.mbox_path)
         with self.connection() as conn:
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            indexed_to = int(meta.get("indexed_to", 0))
-            same_file = meta.get("path") == real
-            if (not full and same_file and indexed_to == stat.st_size
+            if (not full and meta.get("path") == real and meta.get("indexed_to") == str(stat.st_size)
                     and meta.get("size") == str(stat.st_size)
                     and meta.get("mtime_ns") == str(stat.st_mtime_ns)):
                 return SyncReport("unchanged", 0, 0, 0, True)
-            if full or not same_file or not self._extends_indexed_bytes(meta, indexed_to, stat):
-                action = "rebuilt" if "path" in meta else "built"
-                self._reset(conn, real)
-                indexed_to = 0
-            elif indexed_to == stat.st_size:  # touched, same bytes
-                self._set_meta(conn, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
-                return SyncReport("unchanged", 0, 0, 0, True)
-            else:
-                action = "appended" if indexed_to else "built"
-            return self._index_from(conn, indexed_to, stat, stop_at, action)
+            # Decided and written under the write lock: another process indexing the same
+            # file (two commands at once) is either done with what it decided, or waits.
+            if not _begin_writing(conn, stop_at):
+                return SyncReport("locked", 0, 0, 0, False)
+            try:
+                return self._sync_locked(conn, stat, real, stop_at, full)
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _sync_locked(
+        self, conn: sqlite3.Connection, stat: os.stat_result, real: str, stop_at: float, full: bool
+    ) -> SyncReport:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        indexed_to = int(meta.get("indexed_to", 0))
+        same_file = meta.get("path") == real
+        if (not full and same_file and indexed_to == stat.st_size
+                and meta.get("size") == str(stat.st_size)
+                and meta.get("mtime_ns") == str(stat.st_mtime_ns)):
+            conn.execute("COMMIT")  # another process indexed it meanwhile
+            return SyncReport("unchanged", 0, 0, 0, True)
+        if full or not same_file or not self._extends_indexed_bytes(meta, indexed_to, stat):
+            action = "rebuilt" if "path" in meta else "built"
+            self._reset(conn, real)
+            indexed_to = 0
+        elif indexed_to == stat.st_size:  # touched, same bytes
+            self._set_meta(conn, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+            conn.execute("COMMIT")
+            return SyncReport("unchanged", 0, 0, 0, True)
+        else:
+            action = "appended" if indexed_to else "built"
+        return self._index_from(conn, indexed_to, stat, stop_at, action)
 
     def _extends_indexed_bytes(
         self, meta: dict[str, str], indexed_to: int, stat: os.stat_result
@@ -193,7 +215,7 @@ class MboxIndex:
             return handle.read(len(SEPARATOR)) == SEPARATOR
 
     def _reset(self, conn: sqlite3.Connection, real: str) -> None:
-        conn.execute("BEGIN")
+        """Empty the index, in the write transaction under way."""
         for table in ("messages", "message_text", "malformed"):
             conn.execute(f"DELETE FROM {table}")
         conn.execute("DELETE FROM meta WHERE key != 'format'")
@@ -201,42 +223,48 @@ class MboxIndex:
         conn.executemany("INSERT INTO meta VALUES (?, ?)", [
             ("path", real), ("indexed_to", "0"), ("generation", str(generation)),
         ])
-        conn.execute("COMMIT")
 
     def _index_from(
         self, conn: sqlite3.Connection, start: int, stat: os.stat_result, stop_at: float,
         action: str,
     ) -> SyncReport:
+        """Index from byte ``start`` in the write transaction under way, committing every
+        ``COMMIT_EVERY`` messages; stops early if another process took the index further
+        between two commits (it is indexing the same file)."""
         indexed_to = start
         indexed = malformed = pending = 0
-        conn.execute("BEGIN")
-        try:
-            for raw in read_messages(self.mbox_path, start):
-                try:
-                    _insert(conn, parse(raw))
-                    indexed += 1
-                except MalformedMessage as exc:
-                    conn.execute("INSERT OR REPLACE INTO malformed VALUES (?, ?, ?)",
-                                 (raw.offset, raw.length, str(exc)))
-                    malformed += 1
-                indexed_to = raw.offset + raw.length
-                pending += 1
-                if pending >= COMMIT_EVERY:
-                    self._checkpoint(conn, indexed_to)
+        for raw in read_messages(self.mbox_path, start):
+            try:
+                _insert(conn, parse(raw))
+                indexed += 1
+            except MalformedMessage as exc:
+                conn.execute("INSERT OR REPLACE INTO malformed VALUES (?, ?, ?)",
+                             (raw.offset, raw.length, str(exc)))
+                malformed += 1
+            indexed_to = raw.offset + raw.length
+            pending += 1
+            if pending >= COMMIT_EVERY:
+                self._checkpoint(conn, indexed_to)
+                conn.execute("COMMIT")
+                pending = 0
+                if not _begin_writing(conn, stop_at):
+                    return SyncReport(action, indexed_to - start, indexed, malformed, False)
+                if self._indexed_to(conn) != indexed_to:
                     conn.execute("COMMIT")
-                    conn.execute("BEGIN")
-                    pending = 0
-                if time.monotonic() >= stop_at:
-                    break
-            complete = indexed_to >= stat.st_size
-            self._checkpoint(conn, indexed_to)
-            if complete:
-                self._set_meta(conn, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+                    return SyncReport(action, indexed_to - start, indexed, malformed, False)
+            if time.monotonic() >= stop_at:
+                break
+        complete = indexed_to >= stat.st_size
+        self._checkpoint(conn, indexed_to)
+        if complete:
+            self._set_meta(conn, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+        conn.execute("COMMIT")
         return SyncReport(action, indexed_to - start, indexed, malformed, complete)
+
+    @staticmethod
+    def _indexed_to(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'indexed_to'").fetchone()
+        return int(row[0]) if row else 0
 
     def _checkpoint(self, conn: sqlite3.Connection, indexed_to: int) -> None:
         """Record how far the file is indexed, with digests that prove those bytes later."""
@@ -364,6 +392,22 @@ class MboxIndex:
 def _labels(stored: str) -> tuple[str, ...]:
     """A message's labels from their stored JSON (a mailbox has few distinct label sets)."""
     return tuple(json.loads(stored))
+
+
+def _begin_writing(conn: sqlite3.Connection, stop_at: float) -> bool:
+    """Open a write transaction, waiting for another process's (it is indexing the same
+    file) until ``stop_at`` at most; False if it still holds the index then."""
+    wait_ms = min(max(int((stop_at - time.monotonic()) * 1000), 0), LOCK_WAIT_MS)
+    conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+            raise
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_MS}")
+    return True
 
 
 def _insert(conn: sqlite3.Connection, message: ParsedMessage) -> None:

@@ -2,11 +2,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import subprocess
 import sys
+import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+
+from adapters.gmail.mbox_index import MboxIndex
 
 from .adapter_process import AdapterError, AdapterProcess
 from .conftest import OpenAdapter
@@ -250,3 +255,61 @@ with MboxIndex(Path(sys.argv[1]), Path(sys.argv[2])).connection() as conn:
         conn.execute(f"SELECT count(*) FROM {table}").fetchone()
     print(*(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("messages", "malformed")))
 """
+
+
+def test_processes_indexing_one_mailbox_at_once_index_each_message_once(tmp_path: Path) -> None:
+    """Two commands at once each run the mailbox's adapter: what one indexed, the other
+    does not index again."""
+    threads = tuple(
+        Thread(f"18c2a0f4e5b7{number:04x}", tuple(
+            Mail(f"18c2a0f4e5b7{number:04x}{reply:02x}", "Sam Okafor <sam@example.org>", "infra@example.org",
+                 f"Restore drill {number}", at("2025-03-20T09:00:00") + timedelta(minutes=reply), ("INBOX",),
+                 plain=f"Drill {number}, step {reply}: restored the snapshot and compared checksums.\n")
+            for reply in range(20)
+        ))
+        for number in range(60)
+    )
+    mbox = tmp_path / "mail.mbox"
+    mbox.write_bytes(mbox_bytes(threads))
+    for attempt in range(3):
+        workdir = tmp_path / f"work-{attempt}"
+        indexing = [
+            subprocess.Popen([sys.executable, "-c", SYNC_AND_COUNT, str(mbox), str(workdir)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(3)
+        ]
+        done = [process.communicate(timeout=60) for process in indexing]
+        assert [process.returncode for process in indexing] == [0] * 3, done
+        with MboxIndex(mbox, workdir).connection() as conn:
+            rows = conn.execute("SELECT count(*), count(DISTINCT message_id) FROM messages").fetchone()
+            texts = conn.execute("SELECT count(*) FROM message_text").fetchone()[0]
+        assert rows[0] == rows[1] == texts == 1200, done
+
+
+# Index the mailbox a moment after the others started doing the same.
+SYNC_AND_COUNT = """
+import sys, time
+from pathlib import Path
+from adapters.gmail.mbox_index import MboxIndex
+time.sleep(0.3 - time.time() % 0.3)
+MboxIndex(Path(sys.argv[1]), Path(sys.argv[2])).sync(time.monotonic() + 30)
+"""
+
+
+def test_a_mailbox_another_process_is_indexing_is_searched_as_it_stands_not_waited_on(tmp_path: Path) -> None:
+    """While another process holds the index for writing, a sync waits until its own stop
+    time at most, then reports the index incomplete (a search answers partial from it)."""
+    mbox = tmp_path / "mail.mbox"
+    mbox.write_bytes(mbox_bytes(THREADS))
+    index = MboxIndex(mbox, tmp_path / "work")
+    with index.connection():
+        pass  # the index file exists, empty
+    other = sqlite3.connect(index.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    report = index.sync(started + 0.3)
+    waited = time.monotonic() - started
+    assert (report.action, report.complete, report.messages_indexed) == ("locked", False, 0)
+    assert 0.25 <= waited < 2.0
+    other.execute("ROLLBACK")
+    assert index.sync(time.monotonic() + 5).complete
