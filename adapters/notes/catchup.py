@@ -22,6 +22,7 @@ from adapters.notes.store import IndexWriteError, Store, is_corruption
 from adapters.notes.sync import SyncReport, sync
 
 KEEP_RUNS = 32
+BUSY_RETRY_S = 0.5  # between tries while another process holds the index for writing
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,7 @@ class Catchup:
                 self._pending = 0 if sweep else len(paths)
             started = time.time()
             report: SyncReport | None = None
+            held_elsewhere = False
             try:
                 report = self._run(sweep, full, paths, dirs)
                 self.last_report = report
@@ -184,18 +186,37 @@ class Catchup:
             except IndexWriteError as exc:
                 self.last_error = str(exc)
             except (OSError, sqlite3.Error) as exc:
-                self.last_error = f"index update failed: {exc}"
+                held_elsewhere = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+                if not held_elsewhere:
+                    self.last_error = f"index update failed: {exc}"
             finally:
                 with self._cond:
+                    if held_elsewhere:  # the work waits its turn, still pending
+                        self._requeue(sweep, full, paths, dirs)
                     self._busy = self._scanning = self._verifying = False
                     self._pending = 0
                     self.runs_done += 1
                     if report is not None:
                         self._done = [*self._done[-(KEEP_RUNS - 1):], (self.runs_done, report)]
                     self._cond.notify_all()
+            if held_elsewhere:
+                self._pause(BUSY_RETRY_S)
             if self.after_run is not None:
                 self.after_run()
         self.store.close()  # this thread's connection
+
+    def _requeue(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> None:
+        """Queue a run's work again, ahead of what came in meanwhile (called holding the lock).
+        Another process held the index for writing longer than a statement waits: it is
+        indexing the same folder (a 'recall refresh' beside a resident broker)."""
+        self._sweep |= sweep
+        self._full |= full
+        self._paths = {**dict.fromkeys(paths), **self._paths}
+        self._dirs = {**dirs, **self._dirs}
+
+    def _pause(self, seconds: float) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._stopping, timeout=seconds)
 
     def _run(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> SyncReport:
         try:

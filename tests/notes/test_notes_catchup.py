@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+from adapters.notes.adapter import INDEX_FILE
 from adapters.notes.catchup import Catchup
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
@@ -157,3 +160,59 @@ def test_a_verifying_sweep_that_finds_changes_is_reported_pending(tmp_path: Path
         assert seen_pending, "the changed notes the sweep found were never reported as pending"
     finally:
         catchup.stop()
+
+
+def test_an_edit_made_while_another_process_writes_the_index_waits_its_turn(tmp_path: Path) -> None:
+    """Another process (a 'recall refresh' beside a resident broker) holds the index for
+    writing longer than a statement waits (5 s): the edit the watch saw stays pending,
+    searches answer partial meanwhile, and it is indexed once the other lets go, never
+    dropped as an error (a watched folder is not checked again at search time)."""
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root, 20)
+    adapter = NotesProcess()
+    try:
+        adapter.initialize(str(root), str(work))
+        give_up = time.monotonic() + 60
+        while adapter.health()["diagnostics"]["freshness"]["mode"] != "watched":
+            assert time.monotonic() < give_up, "the folder was never watched"
+            time.sleep(0.1)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLD_THE_INDEX, str(work / INDEX_FILE), str(HOLD_S)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        held_at = time.monotonic()
+        with (root / "area1" / "note-00001.md").open("a") as handle:  # in place: no folder mtime moves
+            handle.write("\nkingfisher seen too\n")
+        for _ in range(100):  # until the watch has seen it
+            if adapter.search("kingfisher", deadline=deadline_in(1)).get("reason") == "index_catching_up":
+                break
+            time.sleep(0.02)
+        else:
+            raise AssertionError("the edit was never reported pending")
+        time.sleep(max(0.0, held_at + 6.0 - time.monotonic()))  # past the statement's wait
+        meanwhile = adapter.search("kingfisher", deadline=deadline_in(1))
+        assert holder.poll() is None, "the other process let go too early for this test"
+        assert meanwhile["reason"] == "index_catching_up"
+        assert "last_build_error" not in meanwhile["diagnostics"]
+        assert holder.wait(timeout=30) == 0
+        for _ in range(200):
+            result = adapter.search("kingfisher", deadline=deadline_in(2))
+            if result["outcome"] == "success":
+                break
+            time.sleep(0.05)
+        assert [c["source_record_id"] for c in result["candidates"]] == ["area1/note-00001.md"]
+    finally:
+        adapter.close()
+
+
+HOLD_S = 7.5
+# Take the index's write lock, say so, keep it for argv[2] seconds, let go.
+HOLD_THE_INDEX = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
