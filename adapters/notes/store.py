@@ -22,7 +22,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
 from adapter_sdk.workdir import exclusive
@@ -139,22 +139,25 @@ class Store:
 
     def open(self) -> None:
         """Open the index, starting afresh when it is corrupt or was built differently."""
-        with self._exclusive():
-            try:
-                reason = self._mismatch()
-            except sqlite3.DatabaseError as exc:
-                reason = f"index file was unreadable ({exc}); rebuilt"
-            if reason is not None:
-                self._create(reason)
+        with self.write_lock:
+            with self._exclusive():
+                try:
+                    reason = self._mismatch()
+                except sqlite3.DatabaseError as exc:
+                    reason = f"index file was unreadable ({exc}); rebuilt"
+                if reason is not None:
+                    self._create(reason)
             self._add_caches()
 
     def start_afresh(self, reason: str) -> None:
         """Replace the index with an empty one (it was found corrupt): the catch-up fills it."""
-        with self._exclusive():
-            self._create(reason)
+        with self.write_lock:
+            with self._exclusive():
+                self._create(reason)
             self._add_caches()
 
     def _add_caches(self) -> None:
+        """Tables and triggers added since the format began, so an older index gains them."""
         try:
             self.conn().execute(TERM_COUNTS)
             for statement in JOURNAL:
@@ -172,11 +175,9 @@ class Store:
         conn.execute("COMMIT")
         self.rebuilt_reason = reason
 
-    @contextmanager
-    def _exclusive(self) -> Iterator[None]:
+    def _exclusive(self) -> AbstractContextManager[None]:
         """Held while the file is checked, deleted or created (see ``adapter_sdk.workdir``)."""
-        with self.write_lock, exclusive(os.path.dirname(os.path.abspath(self.path))):
-            yield
+        return exclusive(os.path.dirname(os.path.abspath(self.path)))
 
     def _keep_row_counts(self) -> None:
         """Count the rows of an index written before the writer kept its counts, once, so
