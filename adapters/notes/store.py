@@ -164,7 +164,11 @@ class Store:
                 self.conn().execute(statement)
             self._keep_row_counts()
             self.writable = True
-        except sqlite3.OperationalError:  # a read-only index: searches count each time
+        except sqlite3.OperationalError as exc:
+            # a read-only index: searches count each time; one another process is writing
+            # (busy) is writable, and its counts are kept by the next write
+            self.writable = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+        except IndexWriteError:  # refused by the disk
             self.writable = False
 
     def _create(self, reason: str) -> None:
