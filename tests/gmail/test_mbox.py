@@ -3,8 +3,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-import subprocess
-import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -12,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from adapters.gmail.mbox_index import MboxIndex
+from tests.support.together import run_together
 
 from .adapter_process import AdapterError, AdapterProcess
 from .conftest import OpenAdapter
@@ -234,22 +233,15 @@ def test_processes_opening_one_new_index_at_once_all_find_it_whole(tmp_path: Pat
     mbox.write_bytes(mbox_bytes(THREADS))
     for attempt in range(6):
         workdir = tmp_path / f"work-{attempt}"
-        opening = [
-            subprocess.Popen([sys.executable, "-c", OPEN_AND_COUNT, str(mbox), str(workdir)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(4)
-        ]
-        done = [process.communicate(timeout=60) for process in opening]
-        assert [process.returncode for process in opening] == [0] * 4, done
-        assert [out for out, _ in done] == ["0 0\n"] * 4, done
+        done = run_together(OPEN_AND_COUNT, str(mbox), str(workdir), copies=4)
+        assert [(run.code, run.stdout) for run in done] == [(0, "0 0\n")] * 4, done
 
 
-# Open the index a moment after the others started; read its tables, print two counts.
+# Open the index; read its tables, print two counts.
 OPEN_AND_COUNT = """
-import sys, time
+import sys
 from pathlib import Path
 from adapters.gmail.mbox_index import MboxIndex
-time.sleep(0.3 - time.time() % 0.3)
 with MboxIndex(Path(sys.argv[1]), Path(sys.argv[2])).connection() as conn:
     for table in ("meta", "messages", "message_text", "malformed"):
         conn.execute(f"SELECT count(*) FROM {table}").fetchone()
@@ -273,25 +265,19 @@ def test_processes_indexing_one_mailbox_at_once_index_each_message_once(tmp_path
     mbox.write_bytes(mbox_bytes(threads))
     for attempt in range(3):
         workdir = tmp_path / f"work-{attempt}"
-        indexing = [
-            subprocess.Popen([sys.executable, "-c", SYNC_AND_COUNT, str(mbox), str(workdir)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(3)
-        ]
-        done = [process.communicate(timeout=60) for process in indexing]
-        assert [process.returncode for process in indexing] == [0] * 3, done
+        done = run_together(SYNC_AND_INDEX, str(mbox), str(workdir), copies=3)
+        assert [run.code for run in done] == [0] * 3, done
         with MboxIndex(mbox, workdir).connection() as conn:
             rows = conn.execute("SELECT count(*), count(DISTINCT message_id) FROM messages").fetchone()
             texts = conn.execute("SELECT count(*) FROM message_text").fetchone()[0]
         assert rows[0] == rows[1] == texts == 1200, done
 
 
-# Index the mailbox a moment after the others started doing the same.
-SYNC_AND_COUNT = """
+# Bring the mailbox's index up to date.
+SYNC_AND_INDEX = """
 import sys, time
 from pathlib import Path
 from adapters.gmail.mbox_index import MboxIndex
-time.sleep(0.3 - time.time() % 0.3)
 MboxIndex(Path(sys.argv[1]), Path(sys.argv[2])).sync(time.monotonic() + 30)
 """
 

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from adapters.notes.adapter import INDEX_FILE
@@ -20,6 +22,22 @@ from .adapter_process import NotesProcess
 
 NOTES = 4000  # four batches: a build can be stopped after one and before the last
 POLL_S = 0.005
+
+
+@contextmanager
+def _watched(root: Path, work: Path, notes: int) -> Iterator[NotesProcess]:
+    """The adapter over a corpus of ``notes``, once it watches the folder."""
+    _corpus(root, notes)
+    adapter = NotesProcess()
+    try:
+        adapter.initialize(str(root), str(work))
+        give_up = time.monotonic() + 60
+        while adapter.health()["diagnostics"]["freshness"]["mode"] != "watched":
+            assert time.monotonic() < give_up, "the folder was never watched"
+            time.sleep(0.1)
+        yield adapter
+    finally:
+        adapter.close()
 
 
 def _corpus(root: Path, count: int) -> None:
@@ -94,15 +112,9 @@ def test_bulk_edit_is_answered_partial_then_complete(tmp_path: Path) -> None:
 
 
 def test_a_watched_folder_applies_an_edit_without_checking_at_search_time(tmp_path: Path) -> None:
-    root, work = tmp_path / "notes", tmp_path / "work"
-    _corpus(root, 50)
-    adapter = NotesProcess()
-    try:
-        adapter.initialize(str(root), str(work))
+    root = tmp_path / "notes"
+    with _watched(root, tmp_path / "work", notes=50) as adapter:
         give_up = time.monotonic() + 60
-        while adapter.health()["diagnostics"]["freshness"]["mode"] != "watched":
-            assert time.monotonic() < give_up, "the folder was never watched"
-            time.sleep(0.1)
         with (root / "area1" / "note-00005.md").open("a") as handle:  # in place: no folder mtime moves
             handle.write("\navocet on the mudflat\n")
         while True:
@@ -114,8 +126,6 @@ def test_a_watched_folder_applies_an_edit_without_checking_at_search_time(tmp_pa
             time.sleep(0.02)
         assert result["candidates"][0]["source_record_id"] == "area1/note-00005.md"
         assert result["outcome"] == "success"
-    finally:
-        adapter.close()
 
 
 def _built(tmp_path: Path, count: int) -> tuple[Catchup, Path]:
@@ -168,14 +178,7 @@ def test_an_edit_made_while_another_process_writes_the_index_waits_its_turn(tmp_
     searches answer partial meanwhile, and it is indexed once the other lets go, never
     dropped as an error (a watched folder is not checked again at search time)."""
     root, work = tmp_path / "notes", tmp_path / "work"
-    _corpus(root, 20)
-    adapter = NotesProcess()
-    try:
-        adapter.initialize(str(root), str(work))
-        give_up = time.monotonic() + 60
-        while adapter.health()["diagnostics"]["freshness"]["mode"] != "watched":
-            assert time.monotonic() < give_up, "the folder was never watched"
-            time.sleep(0.1)
+    with _watched(root, work, notes=20) as adapter:
         holder = subprocess.Popen(
             [sys.executable, "-c", HOLD_THE_INDEX, str(work / INDEX_FILE), str(HOLD_S)],
             stdout=subprocess.PIPE, text=True,
@@ -202,8 +205,6 @@ def test_an_edit_made_while_another_process_writes_the_index_waits_its_turn(tmp_
                 break
             time.sleep(0.05)
         assert [c["source_record_id"] for c in result["candidates"]] == ["area1/note-00001.md"]
-    finally:
-        adapter.close()
 
 
 HOLD_S = 7.5

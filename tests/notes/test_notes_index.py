@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,7 @@ import pytest
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import IndexWriteError, Store
 from adapters.notes.sync import sync
+from tests.support.together import run_together
 
 from .conftest import NOTES, write_note
 
@@ -234,23 +233,16 @@ def test_processes_opening_one_new_index_at_once_all_find_it_whole(tmp_path: Pat
     schema another is still creating, nor delete one another has just created."""
     for attempt in range(12):
         path = tmp_path / f"shared-{attempt}.sqlite3"
-        opening = [
-            subprocess.Popen([sys.executable, "-c", OPEN_AND_COUNT, str(path), str(tmp_path)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(4)
-        ]
-        done = [process.communicate(timeout=60) for process in opening]
-        assert [process.returncode for process in opening] == [0] * 4, done
-        assert [out for out, _ in done] == ["0 0\n"] * 4, done
-        assert sum("no index yet" in out for _, out in done) == 1, done
+        done = run_together(OPEN_AND_COUNT, str(path), str(tmp_path), copies=4)
+        assert [(run.code, run.stdout) for run in done] == [(0, "0 0\n")] * 4, done
+        assert sum("no index yet" in run.stderr for run in done) == 1, done
 
 
-# Open the index a moment after the others started, read every table, print the counts.
+# Open the index, read every table, print two counts and why the index was made.
 OPEN_AND_COUNT = """
-import sys, time
+import sys
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
-time.sleep(0.3 - time.time() % 0.3)
 index = Store(sys.argv[1], sys.argv[2], NotesSettings().digest)
 index.open()
 conn = index.conn()
@@ -272,13 +264,8 @@ def test_two_processes_building_one_index_at_once_both_finish_with_the_same_inde
     sync(alone, str(root), NotesSettings())
     for attempt in range(6):
         path = tmp_path / f"shared-{attempt}.sqlite3"
-        building = [
-            subprocess.Popen([sys.executable, "-c", OPEN_AND_SYNC, str(path), str(root)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(2)
-        ]
-        done = [process.communicate(timeout=120) for process in building]
-        assert [process.returncode for process in building] == [0, 0], done
+        done = run_together(OPEN_AND_SYNC, str(path), str(root), copies=2, timeout=120)
+        assert [run.code for run in done] == [0, 0], done
         shared = Store(str(path), str(root), NotesSettings().digest)
         shared.open()
         for key in ("note_rows", "chunk_rows", "content_digest", "build_complete"):
@@ -286,13 +273,12 @@ def test_two_processes_building_one_index_at_once_both_finish_with_the_same_inde
         assert shared.conn().execute("SELECT count(DISTINCT path), count(*) FROM notes").fetchone() == (300, 300)
 
 
-# Index the folder a moment after the other process started doing the same.
+# Open the index and bring it up to date with the folder.
 OPEN_AND_SYNC = """
-import sys, time
+import sys
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
 from adapters.notes.sync import sync
-time.sleep(0.3 - time.time() % 0.3)
 index = Store(sys.argv[1], sys.argv[2], NotesSettings().digest)
 index.open()
 report = sync(index, sys.argv[2], NotesSettings(), parallel=False)
