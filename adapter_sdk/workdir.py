@@ -3,13 +3,15 @@
 Two commands started at once each run the source's adapter, on one workdir: whatever
 checks, deletes or creates a file there (an index found missing, corrupt or of another
 format) does it under :func:`exclusive`, so no process reads a file half made or
-deletes one another has just made.
+deletes one another has just made. A write another process holds for longer than a
+statement waits (:func:`held_elsewhere`) is its work under way, not a failure.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -24,3 +26,9 @@ def exclusive(folder: str | os.PathLike[str]) -> Iterator[None]:
         yield
     finally:
         os.close(descriptor)
+
+
+def held_elsewhere(exc: BaseException) -> bool:
+    """Whether ``exc`` says another connection held an SQLite database for writing longer
+    than the statement waited (SQLITE_BUSY)."""
+    return isinstance(exc, sqlite3.OperationalError) and exc.sqlite_errorcode == sqlite3.SQLITE_BUSY

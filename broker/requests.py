@@ -73,7 +73,7 @@ def query_problems(request: QueryRequest) -> list[RequestProblem]:
     problems += [
         RequestProblem(name, f"is not UTF-8 text: {_as_given(text)}")
         for name, text in _texts(request)
-        if not is_utf8(text)
+        if not _is_utf8(text)
     ]
     if not LIMIT_MIN <= request.limit <= LIMIT_MAX:
         problems.append(RequestProblem(
@@ -113,7 +113,7 @@ def _texts(request: QueryRequest) -> Iterator[tuple[str, str]]:
         yield "scope.project", scope.project
 
 
-def is_utf8(text: str) -> bool:
+def _is_utf8(text: str) -> bool:
     """Whether ``text`` can be sent as UTF-8. A command line's bytes that are not UTF-8
     reach Python as lone surrogates, which no source can be sent."""
     try:

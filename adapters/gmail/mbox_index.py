@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
-from adapter_sdk.workdir import exclusive
+from adapter_sdk.workdir import exclusive, held_elsewhere
 from adapters.gmail.mbox_reader import (
     SEPARATOR,
     MalformedMessage,
@@ -159,10 +159,7 @@ class MboxIndex:
         stat = os.stat(self.mbox_path)
         real = os.path.realpath(self.mbox_path)
         with self.connection() as conn:
-            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            if (not full and meta.get("path") == real and meta.get("indexed_to") == str(stat.st_size)
-                    and meta.get("size") == str(stat.st_size)
-                    and meta.get("mtime_ns") == str(stat.st_mtime_ns)):
+            if not full and _up_to_date(self._meta(conn), real, stat):
                 return SyncReport("unchanged", 0, 0, 0, True)
             # Decided and written under the write lock: another process indexing the same
             # file (two commands at once) is either done with what it decided, or waits.
@@ -178,12 +175,10 @@ class MboxIndex:
     def _sync_locked(
         self, conn: sqlite3.Connection, stat: os.stat_result, real: str, stop_at: float, full: bool
     ) -> SyncReport:
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        meta = self._meta(conn)
         indexed_to = int(meta.get("indexed_to", 0))
         same_file = meta.get("path") == real
-        if (not full and same_file and indexed_to == stat.st_size
-                and meta.get("size") == str(stat.st_size)
-                and meta.get("mtime_ns") == str(stat.st_mtime_ns)):
+        if not full and _up_to_date(meta, real, stat):
             conn.execute("COMMIT")  # another process indexed it meanwhile
             return SyncReport("unchanged", 0, 0, 0, True)
         if full or not same_file or not self._extends_indexed_bytes(meta, indexed_to, stat):
@@ -260,6 +255,10 @@ class MboxIndex:
             self._set_meta(conn, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
         conn.execute("COMMIT")
         return SyncReport(action, indexed_to - start, indexed, malformed, complete)
+
+    @staticmethod
+    def _meta(conn: sqlite3.Connection) -> dict[str, str]:
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
     @staticmethod
     def _indexed_to(conn: sqlite3.Connection) -> int:
@@ -394,6 +393,12 @@ def _labels(stored: str) -> tuple[str, ...]:
     return tuple(json.loads(stored))
 
 
+def _up_to_date(meta: dict[str, str], real: str, stat: os.stat_result) -> bool:
+    """Whether the index holds all of this file, as it is on disk now."""
+    return (meta.get("path") == real and meta.get("indexed_to") == str(stat.st_size)
+            and meta.get("size") == str(stat.st_size) and meta.get("mtime_ns") == str(stat.st_mtime_ns))
+
+
 def _begin_writing(conn: sqlite3.Connection, stop_at: float) -> bool:
     """Open a write transaction, waiting for another process's (it is indexing the same
     file) until ``stop_at`` at most; False if it still holds the index then."""
@@ -402,7 +407,7 @@ def _begin_writing(conn: sqlite3.Connection, stop_at: float) -> bool:
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
-        if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+        if not held_elsewhere(exc):
             raise
         return False
     finally:

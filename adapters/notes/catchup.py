@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from adapter_sdk.workdir import held_elsewhere
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import IndexWriteError, Store, is_corruption
 from adapters.notes.sync import SyncReport, sync
@@ -176,7 +177,7 @@ class Catchup:
                 self._pending = 0 if sweep else len(paths)
             started = time.time()
             report: SyncReport | None = None
-            held_elsewhere = False
+            waiting = False
             try:
                 report = self._run(sweep, full, paths, dirs)
                 self.last_report = report
@@ -186,12 +187,12 @@ class Catchup:
             except IndexWriteError as exc:
                 self.last_error = str(exc)
             except (OSError, sqlite3.Error) as exc:
-                held_elsewhere = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
-                if not held_elsewhere:
+                waiting = held_elsewhere(exc)
+                if not waiting:
                     self.last_error = f"index update failed: {exc}"
             finally:
                 with self._cond:
-                    if held_elsewhere:  # the work waits its turn, still pending
+                    if waiting:  # the work waits its turn, still pending
                         self._requeue(sweep, full, paths, dirs)
                     self._busy = self._scanning = self._verifying = False
                     self._pending = 0
@@ -199,7 +200,7 @@ class Catchup:
                     if report is not None:
                         self._done = [*self._done[-(KEEP_RUNS - 1):], (self.runs_done, report)]
                     self._cond.notify_all()
-            if held_elsewhere:
+            if waiting:
                 self._pause(BUSY_RETRY_S)
             if self.after_run is not None:
                 self.after_run()

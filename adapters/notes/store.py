@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER
-from adapter_sdk.workdir import exclusive
+from adapter_sdk.workdir import exclusive, held_elsewhere
 
 FORMAT = "notes-fts5/6"
 TITLE_WEIGHT = 2.0
@@ -167,7 +167,7 @@ class Store:
         except sqlite3.OperationalError as exc:
             # a read-only index: searches count each time; one another process is writing
             # (busy) is writable, and its counts are kept by the next write
-            self.writable = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+            self.writable = held_elsewhere(exc)
         except IndexWriteError:  # refused by the disk
             self.writable = False
 
