@@ -163,11 +163,24 @@ def cold_edit(recall: Recall, notes: Path) -> dict[str, Any]:
 
 def _cold_find(recall: Recall, word: str) -> dict[str, Any]:
     wall, done = recall.run("query", word, "--json")
+    measured = {"ms": round(wall, 1), "found": bool(_answer(done).get("results")), "exit": done.returncode}
+    if not measured["found"]:  # ask again, explained: was the edit late, or never seen?
+        _, again = recall.run("query", word, "--json", "--explain")
+        answer = _answer(again)
+        measured["first_stderr"] = done.stderr.decode(errors="replace")[-400:]
+        measured["again"] = {
+            "found": bool(answer.get("results")), "exit": again.returncode,
+            "sources": answer.get("source_outcomes") or again.stderr.decode(errors="replace")[-400:],
+        }
+    return measured
+
+
+def _answer(done: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
     try:
-        found = bool(json.loads(done.stdout).get("results"))
+        answer = json.loads(done.stdout)
     except ValueError:
-        found = False
-    return {"ms": round(wall, 1), "found": found, "exit": done.returncode}
+        return {}
+    return answer if isinstance(answer, dict) else {}
 
 
 # ---------------------------------------------------------------------------

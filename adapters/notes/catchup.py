@@ -31,6 +31,7 @@ class Progress:
     """How much index work is outstanding right now."""
 
     pending: int  # files known to need (re)reading or forgetting
+    rechecks: int  # of those, notes read again only to be sure their stat did not lie
     scanning: bool  # a sweep is listing the folder, so more may be found
     busy: bool
     error: str | None  # why the last run stopped short (e.g. the disk is full)
@@ -62,7 +63,7 @@ class Catchup:
         self._verifying = False  # the running sweep does, and has found nothing to read yet
         self._busy = False
         self._scanning = False
-        self._pending = 0
+        self._pending = self._rechecks = 0
         self._stopping = False
         self._thread: threading.Thread | None = None
 
@@ -123,8 +124,9 @@ class Catchup:
     def wait(self, timeout: float, *, at_most: int | None = None,
              give_up: Callable[[], bool] | None = None) -> Progress:
         """Wait until the work is done, for at most ``timeout`` seconds; stop waiting at
-        once when more than ``at_most`` files are known to be pending (not worth
-        waiting for) or when ``give_up`` says so. Returns the progress then."""
+        once when more than ``at_most`` files are known to have changed (not worth
+        waiting for; re-checks of notes whose stat did not move are not counted, being
+        quick and read last) or when ``give_up`` says so. Returns the progress then."""
         end = time.monotonic() + max(timeout, 0.0)
         with self._cond:
             while True:
@@ -133,7 +135,8 @@ class Catchup:
                 if (
                     progress.idle
                     or left <= 0
-                    or (at_most is not None and not progress.scanning and progress.pending > at_most)
+                    or (at_most is not None and not progress.scanning
+                        and progress.pending - progress.rechecks > at_most)
                     or (give_up is not None and give_up())
                 ):
                     return progress
@@ -147,6 +150,7 @@ class Catchup:
         queued = self._sweep and not self._busy and not self._sweep_verifies
         return Progress(
             pending=pending,
+            rechecks=min(self._rechecks, self._pending),
             # a sweep queued behind a running one is not waited for: that one says how much is left
             scanning=not verifying and (self._scanning or queued),
             busy=self._busy and not verifying,
@@ -175,6 +179,7 @@ class Catchup:
                 self._dirs.clear()
                 self._busy, self._scanning = True, sweep
                 self._pending = 0 if sweep else len(paths)
+                self._rechecks = 0
             started = time.time()
             report: SyncReport | None = None
             waiting = False
@@ -195,7 +200,7 @@ class Catchup:
                     if waiting:  # the work waits its turn, still pending
                         self._requeue(sweep, full, paths, dirs)
                     self._busy = self._scanning = self._verifying = False
-                    self._pending = 0
+                    self._pending = self._rechecks = 0
                     self.runs_done += 1
                     if report is not None:
                         self._done = [*self._done[-(KEEP_RUNS - 1):], (self.runs_done, report)]
@@ -243,6 +248,6 @@ class Catchup:
     def _advanced(self, report: SyncReport) -> None:
         with self._cond:
             self._scanning = False
-            self._pending = report.files_pending
+            self._pending, self._rechecks = report.files_pending, report.rechecks_pending
             self.last_report = report
             self._cond.notify_all()

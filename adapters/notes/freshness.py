@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.notes.scan import RACY_WINDOW_NS, excluded_dir, wanted
+from adapters.notes.scan import excluded_dir, settled, wanted
 from adapters.notes.settings import NotesSettings
 
 RECENT_NOTES = 256
@@ -139,8 +139,7 @@ def _recent(conn: sqlite3.Connection, root: str, check: Check) -> None:
         except OSError:
             check.paths.append(path)
             continue
-        racy = checked_ns - mtime_ns <= RACY_WINDOW_NS
-        if racy or (info.st_size, info.st_mtime_ns) != (size, mtime_ns):
+        if not settled(mtime_ns, checked_ns) or (info.st_size, info.st_mtime_ns) != (size, mtime_ns):
             check.paths.append(path)
 
 

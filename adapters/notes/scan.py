@@ -16,10 +16,13 @@ from fnmatch import fnmatchcase
 
 from adapters.notes.settings import NotesSettings
 
-# A file whose content was read within this long of its modification time may be
-# written again without its size or mtime changing (coarse clocks, a second write in
-# the same tick), so a stat that matches such a record is not trusted: it is read again.
-RACY_WINDOW_NS = 2_000_000_000
+# A file listed within this long of its modification time may be written again after it
+# is read without its size or mtime changing (a second write in the same clock tick), so
+# a stat that matches such a record is not trusted: the file is read again. Where the
+# file system keeps nanoseconds, mtimes move with the kernel's clock tick (10 ms at most);
+# one that keeps whole seconds (FAT: two) needs the long window.
+FINE_RACY_WINDOW_NS = 100_000_000
+COARSE_RACY_WINDOW_NS = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,13 @@ class ScanResult:
     dirs: dict[str, int] = field(default_factory=dict)
     # for a scan of named paths only: every path asked about, present or gone
     named: list[str] = field(default_factory=list)
+
+
+def settled(mtime_ns: int, checked_ns: int) -> bool:
+    """Whether a file whose mtime was ``mtime_ns`` when it was listed at ``checked_ns``
+    (before it was read) cannot have been written since with that mtime unchanged."""
+    coarse = mtime_ns % 1_000_000_000 == 0
+    return checked_ns - mtime_ns > (COARSE_RACY_WINDOW_NS if coarse else FINE_RACY_WINDOW_NS)
 
 
 def scan(root: str, settings: NotesSettings) -> ScanResult:

@@ -53,7 +53,7 @@ from adapters.notes.prepare import (
     prepare_bytes,
     prepare_file,
 )
-from adapters.notes.scan import RACY_WINDOW_NS, FileStat, ScanResult, scan
+from adapters.notes.scan import FileStat, ScanResult, scan, settled
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store, row_counts
 
@@ -84,6 +84,9 @@ class SyncReport:
     files_removed: int = 0
     files_failed: int = 0
     files_pending: int = 0  # left for a later sync when this one was stopped
+    # of files_pending, notes whose stat is unchanged but was recorded too soon after a
+    # write to be trusted: read again to be sure, after every real change
+    rechecks_pending: int = 0
     files_prepared_apart: int = 0  # read and chunked by the worker process
     changed: bool = False
     complete: bool = True  # False when stopped before every change was applied
@@ -99,6 +102,7 @@ class SyncReport:
         self.files_removed += other.files_removed
         self.files_failed = other.files_failed
         self.files_pending = other.files_pending
+        self.rechecks_pending = other.rechecks_pending
         self.changed |= other.changed
         self.complete = other.complete
         self.elapsed_ms += other.elapsed_ms
@@ -146,8 +150,8 @@ def sync(
     # Another process may index this folder too (two commands at once): what it commits
     # after this listing makes the listing's "not recorded" untrue, and each batch checks
     listed_at = _data_version(store.conn())
-    work = _work(store.conn(), found, full, whole_folder=only is None)
-    report.files_pending = len(work)
+    work, rechecks = _work(store.conn(), found, full, whole_folder=only is None)
+    report.files_pending, report.rechecks_pending = len(work), rechecks
     if progress is not None:
         progress(report)
     # files travel to the preparer in slices, so only a slice's prepared rows are held
@@ -169,7 +173,7 @@ def sync(
                 break
             batch = slices[first : first + per_batch]
             with store.transaction() as conn:
-                updater = _Updater(conn, root, settings, time.time_ns(), full, report)
+                updater = _Updater(conn, root, settings, started_ns, full, report)
                 updater.listing_stale = _data_version(conn) != listed_at
                 for number, items in enumerate(batch, start=first):
                     prepared = preparers.collect()
@@ -179,6 +183,7 @@ def sync(
                     updater.apply(items, prepared)
                 updater.finish()
             report.files_pending -= sum(len(items) for items in batch)
+            report.rechecks_pending = min(report.rechecks_pending, report.files_pending)
             if progress is not None:
                 progress(report)
     if report.complete:
@@ -267,8 +272,12 @@ def _stat_paths(root: str, paths: Iterable[str]) -> ScanResult:
 WorkItem = tuple[str, FileStat | None, bool]
 
 
-def _work(conn: sqlite3.Connection, found: ScanResult, full: bool, whole_folder: bool) -> list[WorkItem]:
-    """What has to change: new or changed files to read, vanished ones to forget."""
+def _work(
+    conn: sqlite3.Connection, found: ScanResult, full: bool, whole_folder: bool
+) -> tuple[list[WorkItem], int]:
+    """What has to change: new or changed files to read, vanished ones to forget; then,
+    last, the notes to read again only because they were recorded too soon after a write
+    to trust their stat. Returns the work and how many of its items are such re-checks."""
     if whole_folder:
         known = _known(conn, "", [])
     else:
@@ -276,17 +285,19 @@ def _work(conn: sqlite3.Connection, found: ScanResult, full: bool, whole_folder:
         marks = ",".join("?" * len(names))
         known = _known(conn, f"WHERE path IN ({marks})", names) if names else {}
     work: list[WorkItem] = []
+    rechecks: list[WorkItem] = []
     for rel in found.unaddressable:
         if rel not in known:
             work.append((rel, FileStat(-1, -1), False))
     for rel, stat in found.files.items():
         recorded = known.get(rel)
-        if not full and recorded is not None and _trusted(*recorded, stat):
-            continue
-        work.append((rel, stat, recorded is not None))
+        if full or recorded is None or recorded[:2] != (stat.size, stat.mtime_ns):
+            work.append((rel, stat, recorded is not None))
+        elif not settled(recorded[1], recorded[2]):
+            rechecks.append((rel, stat, True))
     present = set(found.files) | set(found.unaddressable)
     work += [(rel, None, True) for rel in known if rel not in present]
-    return work
+    return work + rechecks, len(rechecks)
 
 
 def _to_read(stat: FileStat | None, settings: NotesSettings) -> bool:
@@ -331,12 +342,13 @@ class _Updater:
         conn: sqlite3.Connection,
         root: str,
         settings: NotesSettings,
-        now_ns: int,
+        checked_ns: int,
         full: bool,
         report: SyncReport,
     ) -> None:
         self.conn, self.root, self.settings = conn, root, settings
-        self.now_ns, self.full, self.report = now_ns, full, report
+        # when the work was listed, before any of it was read: each record's checked_ns
+        self.checked_ns, self.full, self.report = checked_ns, full, report
         self.next_note = (conn.execute("SELECT max(id) FROM notes").fetchone()[0] or 0) + 1
         self.next_chunk = (conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0) + 1
         row = conn.execute("SELECT value FROM meta WHERE key = 'content_digest'").fetchone()
@@ -401,7 +413,7 @@ class _Updater:
             if note is not None and note[1] == outcome.digest:
                 self.conn.execute(
                     "UPDATE notes SET size = ?, mtime_ns = ?, checked_ns = ? WHERE id = ?",
-                    (stat.size, stat.mtime_ns, self.now_ns, note[0]),
+                    (stat.size, stat.mtime_ns, self.checked_ns, note[0]),
                 )
             else:  # the index moved on since the file was prepared: prepare it afresh
                 self.take(rel, stat, prepare_file(self.root, self.real_root, rel, self.settings, None), note)
@@ -430,11 +442,11 @@ class _Updater:
 
     def fail(self, rel: str, stat: FileStat, reason: str) -> None:
         """Record a file that should have been read and could not be."""
-        self._record("failures", rel, (rel, stat.size, stat.mtime_ns, self.now_ns, reason), reason)
+        self._record("failures", rel, (rel, stat.size, stat.mtime_ns, self.checked_ns, reason), reason)
 
     def decline(self, rel: str, stat: FileStat, reason: str, fix: str) -> None:
         """Record a file the settings keep out of the index, and how to let it in."""
-        row = (rel, stat.size, stat.mtime_ns, self.now_ns, reason, fix)
+        row = (rel, stat.size, stat.mtime_ns, self.checked_ns, reason, fix)
         self._record("declined", rel, row, reason)
 
     def _record(self, table: str, rel: str, row: tuple[object, ...], reason: str) -> None:
@@ -515,7 +527,7 @@ class _Updater:
         stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         project = rel.split("/", 1)[0].lower() if "/" in rel else ""
         self.rows["notes"].append((
-            note_id, rel, stem.lower(), project, stat.size, stat.mtime_ns, self.now_ns, note.digest,
+            note_id, rel, stem.lower(), project, stat.size, stat.mtime_ns, self.checked_ns, note.digest,
             note.title, note.front, int(note.has_supersedes), int(note.has_problems),
             len(note.chunks), note.decode_problem,
         ))
@@ -602,15 +614,6 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
 def _data_version(conn: sqlite3.Connection) -> int:
     """A number that changes whenever another connection commits to the index."""
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
-
-
-def _trusted(size: int, mtime_ns: int, checked_ns: int, stat: FileStat) -> bool:
-    """Unchanged stat, recorded long enough after the last write that no edit could hide."""
-    return (
-        size == stat.size
-        and mtime_ns == stat.mtime_ns
-        and checked_ns - mtime_ns > RACY_WINDOW_NS
-    )
 
 
 def _advance_generation(conn: sqlite3.Connection, settings: NotesSettings, now_ns: int) -> None:

@@ -12,9 +12,9 @@ in-memory matrix when done; searches read whatever matrix was swapped in last.
 The store also remembers each note's chunks (lines, title, preview, embedding
 key) with the size and modification time it had when chunked, so a re-scan
 reads and parses only the notes that changed: at 10,000 notes, re-chunking
-every note is seconds of CPU at each adapter start. A note chunked within
-``RACY_WINDOW_NS`` of its last write is read again regardless, as the notes
-index does: it may have been rewritten since without its stat changing.
+every note is seconds of CPU at each adapter start. A note chunked too soon
+after its last write (``adapters.notes.scan.settled``) is read again regardless,
+as the notes index does: it may have been rewritten since without its stat changing.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from adapter_sdk.markdown.chunking import indexable, parse_note
-from adapters.notes.scan import RACY_WINDOW_NS, scan
+from adapters.notes.scan import scan, settled
 from adapters.notes.settings import NotesSettings
 
 if TYPE_CHECKING:
@@ -206,7 +206,7 @@ class VectorIndex:
         unchanged = {
             path: note for path, note in known.items()
             if path in files and (files[path].size, files[path].mtime_ns) == (note.size, note.mtime_ns)
-            and note.checked_ns - note.mtime_ns > RACY_WINDOW_NS  # else a same-size rewrite could hide
+            and settled(note.mtime_ns, note.checked_ns)  # else a same-size rewrite could hide
         }
         vectors = self._stored([key for note in unchanged.values() for *_, key in note.chunks])
         pending = Pending([], {}, [], vectors)

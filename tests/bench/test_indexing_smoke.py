@@ -28,7 +28,8 @@ def test_indexing_smoke_run_reports_every_measure(tmp_path: Path) -> None:
     smoke = json.loads(out.read_text())["sizes"]["smoke"]
     assert set(smoke) >= {"build", "cold_edit", "warm_edit", "concurrent", "bulk_edit", "peak_rss_mb"}
     assert (smoke["build"]["indexed"], smoke["build"]["coverage"]) == (300, "complete")
-    assert smoke["cold_edit"]["rename"]["found"] and smoke["cold_edit"]["in_place_recent"]["found"]
+    cold = smoke["cold_edit"]
+    assert cold["rename"]["found"] and cold["in_place_recent"]["found"], json.dumps(cold, indent=1)
     assert smoke["watched"] is True
     assert smoke["bulk_edit"]["complete_after_s"] is not None
     assert b"first build via refresh" in done.stdout

@@ -111,6 +111,34 @@ def test_bulk_edit_is_answered_partial_then_complete(tmp_path: Path) -> None:
         adapter.close()
 
 
+def test_notes_written_just_before_the_build_do_not_hide_the_next_edit(tmp_path: Path) -> None:
+    """A folder written moments before it was indexed (a clone, a restore) has records too
+    young to trust; the next search reads them all again. The one note that did change
+    is read first, and the search waits for it: those re-checks are not a backlog."""
+    root, work = tmp_path / "notes", tmp_path / "work"
+    count = 400  # more re-checks than a search would wait for as changes
+    _corpus(root, count)
+    # whole seconds (a file system with a coarse clock), a minute ahead: too young throughout
+    young = (time.time_ns() // 1_000_000_000 + 60) * 1_000_000_000
+    for path in root.rglob("*.md"):
+        os.utime(path, ns=(young, young))
+    adapter = NotesProcess()
+    try:
+        adapter.initialize(str(root), str(work), {"watch": False})
+        assert adapter.refresh()["coverage"] == "complete"
+        saved = root / "area2" / "note-00202.md"  # an editor's save: write aside, rename over
+        aside = saved.with_suffix(".tmp")
+        aside.write_text(saved.read_text() + "\nosprey over the reeds\n")
+        os.replace(aside, saved)
+        result = adapter.search("osprey reeds", deadline=deadline_in(2))
+        assert [c["source_record_id"] for c in result["candidates"]] == ["area2/note-00202.md"]
+        assert result["outcome"] == "success"
+        assert result["diagnostics"]["freshness"]["pending"] == 0
+        assert result["diagnostics"]["files_read"] >= count  # every young record was read again
+    finally:
+        adapter.close()
+
+
 def test_a_watched_folder_applies_an_edit_without_checking_at_search_time(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     with _watched(root, tmp_path / "work", notes=50) as adapter:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.notes.scan import settled
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import IndexWriteError, Store
 from adapters.notes.sync import sync
@@ -51,6 +52,22 @@ def test_note_edited_within_the_same_mtime_is_still_caught(store: tuple[Store, P
     sync(index, str(root), NotesSettings())
     titles = [r[0] for r in index.conn().execute("SELECT title FROM notes WHERE path = 'fresh.md'")]
     assert titles == ["Two"]
+
+
+@pytest.mark.parametrize(
+    ("mtime_ns", "listed_after_ns", "trusted"),
+    [
+        (1_704_067_200_123_456_789, 50_000_000, False),  # nanosecond clock, within its tick margin
+        (1_704_067_200_123_456_789, 150_000_000, True),
+        (1_704_067_200_000_000_000, 1_500_000_000, False),  # whole seconds: a coarse clock
+        (1_704_067_200_000_000_000, 2_100_000_000, True),
+        (1_704_067_200_123_456_789, -5_000_000_000, False),  # a modification time ahead of the clock
+    ],
+)
+def test_a_record_is_trusted_only_once_its_files_clock_has_moved_on(
+    mtime_ns: int, listed_after_ns: int, trusted: bool
+) -> None:
+    assert settled(mtime_ns, mtime_ns + listed_after_ns) is trusted
 
 
 def test_generation_advances_only_on_change(store: tuple[Store, Path]) -> None:
