@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -42,13 +44,13 @@ def test_touched_but_identical_note_is_hashed_not_reindexed(store: tuple[Store, 
 
 def test_note_edited_within_the_same_mtime_is_still_caught(store: tuple[Store, Path]) -> None:
     index, root = store
+    # written this second, on a file system that keeps whole seconds
+    written = time.time_ns() // 1_000_000_000 * 1_000_000_000
     path = write_note(root, "fresh.md", "# One\n", mtime=None)
+    os.utime(path, ns=(written, written))
     sync(index, str(root), NotesSettings())
-    stat = path.stat()
-    path.write_text("# Two\n")  # same size, and the mtime may not have moved
-    import os
-
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    path.write_text("# Two\n")  # same size, within the same second: the mtime cannot move
+    os.utime(path, ns=(written, written))
     sync(index, str(root), NotesSettings())
     titles = [r[0] for r in index.conn().execute("SELECT title FROM notes WHERE path = 'fresh.md'")]
     assert titles == ["Two"]
