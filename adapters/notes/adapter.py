@@ -352,9 +352,11 @@ class NotesAdapter(Adapter):
         indexed = int(self._store().meta("note_count", "0"))
         if not progress.idle:
             building = not self._store().meta("build_complete")
-            pending = "the folder is still being listed" if progress.scanning else (
-                f"{progress.pending} notes are waiting to be indexed"
-            )
+            changes = progress.pending - progress.rechecks
+            left = [f"{changes} notes are waiting to be indexed"] if changes or not progress.rechecks else []
+            if progress.rechecks:  # written too recently for their unchanged stat to be trusted
+                left.append(f"{progress.rechecks} recently written notes are being read again")
+            pending = "the folder is still being listed" if progress.scanning else ", and ".join(left)
             what = "the first index build is running" if building else "the index is catching up"
             reason = "index_building" if building else "index_catching_up"
             return reason, (

@@ -139,6 +139,32 @@ def test_notes_written_just_before_the_build_do_not_hide_the_next_edit(tmp_path:
         adapter.close()
 
 
+def test_a_search_cut_short_by_re_checks_says_so(tmp_path: Path) -> None:
+    """With nothing changed, a search that runs out of time while young records are read
+    again answers partial and says what is left: re-reads, not notes to index."""
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root, NOTES)
+    young = (time.time_ns() // 1_000_000_000 + 60) * 1_000_000_000
+    for path in root.rglob("*.md"):
+        os.utime(path, ns=(young, young))
+    adapter = NotesProcess()
+    try:
+        adapter.initialize(str(root), str(work), {"watch": False})
+        assert adapter.refresh()["coverage"] == "complete"
+        details = []
+        for _ in range(20):  # the first may still be listing the folder
+            result = adapter.search("heron sighting", deadline=deadline_in(0.3))
+            detail = result["diagnostics"].get("detail", "")
+            if result["outcome"] == "partial" and "being listed" not in detail:
+                details.append(detail)
+                break
+        assert details, "no search was cut short by the re-checks"
+        assert "recently written notes are being read again" in details[0], details[0]
+        assert "waiting to be indexed" not in details[0]
+    finally:
+        adapter.close()
+
+
 def test_a_watched_folder_applies_an_edit_without_checking_at_search_time(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     with _watched(root, tmp_path / "work", notes=50) as adapter:
