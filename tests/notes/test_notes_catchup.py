@@ -111,14 +111,11 @@ def test_bulk_edit_is_answered_partial_then_complete(tmp_path: Path) -> None:
         adapter.close()
 
 
-def test_notes_written_just_before_the_build_do_not_hide_the_next_edit(tmp_path: Path) -> None:
-    """A folder written moments before it was indexed (a clone, a restore) has records too
-    young to trust; the next search reads them all again. The one note that did change
-    is read first, and the search waits for it: those re-checks are not a backlog."""
-    root, work = tmp_path / "notes", tmp_path / "work"
-    count = 400  # more re-checks than a search would wait for as changes
-    _corpus(root, count)
-    # whole seconds (a file system with a coarse clock), a minute ahead: too young throughout
+@contextmanager
+def _indexed_young(root: Path, work: Path, notes: int) -> Iterator[NotesProcess]:
+    """An unwatched adapter over ``notes`` indexed while their mtimes are too young to
+    trust: whole seconds (a file system with a coarse clock), a minute ahead."""
+    _corpus(root, notes)
     young = (time.time_ns() // 1_000_000_000 + 60) * 1_000_000_000
     for path in root.rglob("*.md"):
         os.utime(path, ns=(young, young))
@@ -126,6 +123,17 @@ def test_notes_written_just_before_the_build_do_not_hide_the_next_edit(tmp_path:
     try:
         adapter.initialize(str(root), str(work), {"watch": False})
         assert adapter.refresh()["coverage"] == "complete"
+        yield adapter
+    finally:
+        adapter.close()
+
+
+def test_notes_written_just_before_the_build_do_not_hide_the_next_edit(tmp_path: Path) -> None:
+    """A folder written moments before it was indexed (a clone, a restore) has records too
+    young to trust; the next search reads them all again. The one note that did change
+    is read first, and the search waits for it: those re-checks are not a backlog."""
+    root, count = tmp_path / "notes", 400  # more re-checks than a search would wait for as changes
+    with _indexed_young(root, tmp_path / "work", count) as adapter:
         saved = root / "area2" / "note-00202.md"  # an editor's save: write aside, rename over
         aside = saved.with_suffix(".tmp")
         aside.write_text(saved.read_text() + "\nosprey over the reeds\n")
@@ -135,34 +143,22 @@ def test_notes_written_just_before_the_build_do_not_hide_the_next_edit(tmp_path:
         assert result["outcome"] == "success"
         assert result["diagnostics"]["freshness"]["pending"] == 0
         assert result["diagnostics"]["files_read"] >= count  # every young record was read again
-    finally:
-        adapter.close()
 
 
 def test_a_search_cut_short_by_re_checks_says_so(tmp_path: Path) -> None:
     """With nothing changed, a search that runs out of time while young records are read
     again answers partial and says what is left: re-reads, not notes to index."""
-    root, work = tmp_path / "notes", tmp_path / "work"
-    _corpus(root, NOTES)
-    young = (time.time_ns() // 1_000_000_000 + 60) * 1_000_000_000
-    for path in root.rglob("*.md"):
-        os.utime(path, ns=(young, young))
-    adapter = NotesProcess()
-    try:
-        adapter.initialize(str(root), str(work), {"watch": False})
-        assert adapter.refresh()["coverage"] == "complete"
-        details = []
+    with _indexed_young(tmp_path / "notes", tmp_path / "work", NOTES) as adapter:
+        cut_short = None
         for _ in range(20):  # the first may still be listing the folder
             result = adapter.search("heron sighting", deadline=deadline_in(0.3))
             detail = result["diagnostics"].get("detail", "")
             if result["outcome"] == "partial" and "being listed" not in detail:
-                details.append(detail)
+                cut_short = detail
                 break
-        assert details, "no search was cut short by the re-checks"
-        assert "recently written notes are being read again" in details[0], details[0]
-        assert "waiting to be indexed" not in details[0]
-    finally:
-        adapter.close()
+        assert cut_short is not None, "no search was cut short by the re-checks"
+        assert "recently written notes are being read again" in cut_short, cut_short
+        assert "waiting to be indexed" not in cut_short
 
 
 def test_a_watched_folder_applies_an_edit_without_checking_at_search_time(tmp_path: Path) -> None:
