@@ -353,10 +353,12 @@ class NotesAdapter(Adapter):
         if not progress.idle:
             building = not self._store().meta("build_complete")
             changes = progress.pending - progress.rechecks
-            left = [f"{changes} notes are waiting to be indexed"] if changes or not progress.rechecks else []
+            pending = f"{changes} notes are waiting to be indexed"
             if progress.rechecks:  # written too recently for their unchanged stat to be trusted
-                left.append(f"{progress.rechecks} recently written notes are being read again")
-            pending = "the folder is still being listed" if progress.scanning else ", and ".join(left)
+                again = f"{progress.rechecks} recently written notes are being read again"
+                pending = f"{pending}, and {again}" if changes else again
+            if progress.scanning:
+                pending = "the folder is still being listed"
             what = "the first index build is running" if building else "the index is catching up"
             reason = "index_building" if building else "index_catching_up"
             return reason, (

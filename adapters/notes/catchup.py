@@ -150,7 +150,7 @@ class Catchup:
         queued = self._sweep and not self._busy and not self._sweep_verifies
         return Progress(
             pending=pending,
-            rechecks=min(self._rechecks, self._pending),
+            rechecks=self._rechecks,
             # a sweep queued behind a running one is not waited for: that one says how much is left
             scanning=not verifying and (self._scanning or queued),
             busy=self._busy and not verifying,
