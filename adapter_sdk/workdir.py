@@ -5,6 +5,10 @@ checks, deletes or creates a file there (an index found missing, corrupt or of a
 format) does it under :func:`exclusive`, so no process reads a file half made or
 deletes one another has just made. A write another process holds for longer than a
 statement waits (:func:`held_elsewhere`) is its work under way, not a failure.
+
+Work that takes long and that one process can do for all (building an index, bringing
+it up to date) is done under a :func:`lease`: the process holding it does the work,
+and another one finding it held leaves that work to it rather than doing it twice.
 """
 
 from __future__ import annotations
@@ -24,6 +28,27 @@ def exclusive(folder: str | os.PathLike[str]) -> Iterator[None]:
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         yield
+    finally:
+        os.close(descriptor)
+
+
+@contextmanager
+def lease(folder: str | os.PathLike[str], name: str) -> Iterator[bool]:
+    """Try to take the lease ``name`` on ``folder`` without waiting; yields whether this
+    process holds it now. It is an advisory ``flock`` on ``<folder>/<name>.lock``, let go
+    when the block ends or the process dies (a killed build leaves no lease behind).
+    Within one process a lease is taken by one thread of work at a time: a second
+    ``lease`` of the same name is refused like another process's."""
+    descriptor = os.open(
+        os.path.join(folder, f"{name}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
+    )
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+        else:
+            yield True
     finally:
         os.close(descriptor)
 

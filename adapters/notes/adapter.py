@@ -359,6 +359,8 @@ class NotesAdapter(Adapter):
                 pending = f"{pending}, and {again}" if changes else again
             if progress.scanning:
                 pending = "the folder is still being listed"
+            if progress.elsewhere:
+                pending = "another process is indexing this folder"
             what = "the first index build is running" if building else "the index is catching up"
             reason = "index_building" if building else "index_catching_up"
             return reason, (
@@ -558,6 +560,10 @@ class NotesAdapter(Adapter):
         if not ranker_wanted(self.settings.ranker, chunks, ranker.exists()):
             return None
         ranker.wait_idle(_seconds_left(deadline) - ANSWER_RESERVE_S)
+        if not ranker.wait_unleased(0):  # another process is writing it (building it, say)
+            if ranker.wait_unleased(_seconds_left(deadline) - ANSWER_RESERVE_S):
+                ranker.nudge()  # what it left undone is done here
+                ranker.wait_idle(_seconds_left(deadline) - ANSWER_RESERVE_S)
         return round((time.monotonic() - started) * 1000)
 
     def _health(self, progress: CheckpointProgress | None, report: SyncReport | None = None) -> HealthResult:

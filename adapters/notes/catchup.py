@@ -7,23 +7,30 @@ every note) or a set of named paths that changed. The thread applies it with
 every batch. A caller waits only as long as it chooses (:meth:`Catchup.wait`);
 whatever it does not wait for carries on, and a process that exits mid-way
 leaves its committed batches for the next one to resume from.
+
+One process at a time does a folder's index work (the workdir's ``index-work``
+lease): a second one finding it held, a ``recall refresh`` beside a resident broker
+say, keeps its work queued and tries again shortly, rather than reading every note a
+second time; meanwhile its searches answer from what the other has committed.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from adapter_sdk.workdir import held_elsewhere
+from adapter_sdk.workdir import held_elsewhere, lease
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import IndexWriteError, Store, is_corruption
 from adapters.notes.sync import SyncReport, sync
 
 KEEP_RUNS = 32
 BUSY_RETRY_S = 0.5  # between tries while another process holds the index for writing
+INDEX_LEASE = "index-work"
 
 
 @dataclass(frozen=True)
@@ -35,10 +42,11 @@ class Progress:
     scanning: bool  # a sweep is listing the folder, so more may be found
     busy: bool
     error: str | None  # why the last run stopped short (e.g. the disk is full)
+    elsewhere: bool = False  # the work waits for another process indexing this folder
 
     @property
     def idle(self) -> bool:
-        return not self.busy and not self.scanning and self.pending == 0
+        return not self.busy and not self.scanning and self.pending == 0 and not self.elsewhere
 
 
 class Catchup:
@@ -64,6 +72,7 @@ class Catchup:
         self._busy = False
         self._scanning = False
         self._pending = self._rechecks = 0
+        self._elsewhere = False
         self._stopping = False
         self._thread: threading.Thread | None = None
 
@@ -126,7 +135,9 @@ class Catchup:
         """Wait until the work is done, for at most ``timeout`` seconds; stop waiting at
         once when more than ``at_most`` files are known to have changed (not worth
         waiting for; re-checks of notes whose stat did not move are not counted, being
-        quick and read last) or when ``give_up`` says so. Returns the progress then."""
+        quick and read last), when ``at_most`` is given and another process is doing
+        the work (how much it has left is not known here), or when ``give_up`` says so.
+        Returns the progress then."""
         end = time.monotonic() + max(timeout, 0.0)
         with self._cond:
             while True:
@@ -135,6 +146,7 @@ class Catchup:
                 if (
                     progress.idle
                     or left <= 0
+                    or (at_most is not None and progress.elsewhere)
                     or (at_most is not None and not progress.scanning
                         and progress.pending - progress.rechecks > at_most)
                     or (give_up is not None and give_up())
@@ -155,6 +167,7 @@ class Catchup:
             scanning=not verifying and (self._scanning or queued),
             busy=self._busy and not verifying,
             error=self.last_error,
+            elsewhere=self._elsewhere,
         )
 
     def _start(self) -> None:
@@ -184,11 +197,16 @@ class Catchup:
             report: SyncReport | None = None
             waiting = False
             try:
-                report = self._run(sweep, full, paths, dirs)
-                self.last_report = report
-                self.last_error = None
-                if sweep and report.complete:
-                    self.swept_from = started
+                with lease(os.path.dirname(self.store.path), INDEX_LEASE) as held:
+                    with self._cond:
+                        self._elsewhere = not held
+                    waiting = not held
+                    if held:
+                        report = self._run(sweep, full, paths, dirs)
+                        self.last_report = report
+                        self.last_error = None
+                        if sweep and report.complete:
+                            self.swept_from = started
             except IndexWriteError as exc:
                 self.last_error = str(exc)
             except (OSError, sqlite3.Error) as exc:
@@ -213,8 +231,9 @@ class Catchup:
 
     def _requeue(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> None:
         """Queue a run's work again, ahead of what came in meanwhile (called holding the lock).
-        Another process held the index for writing longer than a statement waits: it is
-        indexing the same folder (a 'recall refresh' beside a resident broker)."""
+        Another process holds the index work, or held the index for writing longer than a
+        statement waits: it is indexing the same folder (a 'recall refresh' beside a
+        resident broker)."""
         self._sweep |= sweep
         self._full |= full
         self._paths = {**dict.fromkeys(paths), **self._paths}

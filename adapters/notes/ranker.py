@@ -19,7 +19,9 @@ be deleted at any time:
 A first build reads the chunks in id order and commits every ``BUILD_BATCH``, so
 a stopped build resumes; changes made meanwhile are journaled and applied after.
 Only a process that does index work builds it (``recall refresh``, or an adapter
-kept warm by a resident broker); any process applies a short journal.
+kept warm by a resident broker); any process applies a short journal. One process
+at a time writes it (the workdir's ``rank-work`` lease): a build creates the folder
+afresh, which would pull another process's build out from under it.
 
 It matches with an analyzer of its own (Unicode words, lowercased, ASCII-folded,
 English Snowball stems), which conflates nearly, not exactly, the spellings FTS5's
@@ -37,9 +39,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from adapter_sdk.workdir import lease
 from adapters.notes.store import row_counts
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     import tantivy
 
     from adapters.notes.store import Store
@@ -54,6 +59,8 @@ APPLY_HEAP = 16_000_000
 TITLE_BOOST = 2.0  # the title weighs as in FTS5 (``store.TITLE_WEIGHT``)
 MAX_TOKEN_CHARS = 64  # as the query side's tokenizer (``adapter_sdk.lexical``)
 PENDING_CHANGES = "changes not yet applied"
+RANK_LEASE = "rank-work"
+LEASE_POLL_S = 0.1  # between looks at whether another process still writes it
 _MARKER_ID = 0  # chunk ids start at 1
 _ANALYZER = "notes"
 
@@ -194,6 +201,18 @@ class Ranker:
                 self._cond.wait(min(left, 0.05))  # the lock is let go outside the condition
             return True
 
+    def wait_unleased(self, timeout: float) -> bool:
+        """Wait until no process writes the ranker (another process building it, say);
+        whether that happened in time."""
+        end = time.monotonic() + max(timeout, 0.0)
+        while True:
+            with self._lease() as held:
+                if held:
+                    return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(LEASE_POLL_S)
+
     def apply_now(self, conn: sqlite3.Connection, at_most: int, wait: float) -> None:
         """Apply a journal of at most ``at_most`` entries on this thread, waiting up to
         ``wait`` seconds for a catch-up already applying it. For a process that does no
@@ -203,12 +222,13 @@ class Ranker:
         if not self._work.acquire(timeout=wait):
             return
         try:
-            index = self._opened()
-            marker = _marker(index) if index is not None else None
-            if index is None or marker is None or marker["built_to"] != -1:
-                return
-            if 0 < last_journaled(conn) - marker["seq"] <= at_most:
-                self._apply(index, conn, marker)
+            with self._lease() as held:
+                index = self._opened() if held else None
+                marker = _marker(index) if index is not None else None
+                if index is None or marker is None or marker["built_to"] != -1:
+                    return
+                if 0 < last_journaled(conn) - marker["seq"] <= at_most:
+                    self._apply(index, conn, marker)
         except (ValueError, OSError, sqlite3.Error) as exc:
             if "LockBusy" not in str(exc):
                 self.error = f"ranker update failed: {exc}"
@@ -221,8 +241,11 @@ class Ranker:
         if not self._work.acquire(blocking=False):
             return
         try:
-            self.error = None  # what this catch-up finds wrong is said again
-            self._catch_up()
+            with self._lease() as held:
+                if not held:  # another process is building or updating it
+                    return
+                self.error = None  # what this catch-up finds wrong is said again
+                self._catch_up()
         except ValueError as exc:
             if "LockBusy" not in str(exc):  # another process is updating it: no failure
                 self.error = f"ranker update failed: {exc}"
@@ -352,13 +375,18 @@ class Ranker:
     def forget(self) -> None:
         """Delete the ranker (the folder is too small for it, or it is switched off), and
         the journal, which only a ranker on disk has a use for."""
-        with self._work:
+        with self._work, self._lease() as held:
+            if not held:  # another process is writing it: it judges the same way
+                return
             if self.exists():
                 import shutil
 
                 self._index = None
                 shutil.rmtree(self.path, ignore_errors=True)
             self._trim_journal()
+
+    def _lease(self) -> AbstractContextManager[bool]:
+        return lease(os.path.dirname(self.path), RANK_LEASE)
 
     def _trim_journal(self) -> None:
         """Drop the whole journal: with no ranker on disk, a first build reads every chunk."""

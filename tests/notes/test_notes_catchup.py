@@ -13,10 +13,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from adapters.notes.adapter import INDEX_FILE
-from adapters.notes.catchup import Catchup
+from adapters.notes.catchup import INDEX_LEASE, Catchup
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
 from tests.support.adapter_process import deadline_in
+from tests.support.lease_holder import lease_held_elsewhere, let_go
 
 from .adapter_process import NotesProcess
 
@@ -267,3 +268,56 @@ print("held", flush=True)
 time.sleep(float(sys.argv[2]))
 conn.execute("ROLLBACK")
 """
+
+
+def test_a_folder_another_process_is_indexing_is_not_read_twice(tmp_path: Path) -> None:
+    """Two commands building one index at once (a 'recall refresh' beside a resident
+    broker): while the other holds the index work, this catch-up reads no note, a search
+    does not wait for it, and the work is done once the other lets go."""
+    root = tmp_path / "notes"
+    _corpus(root, 400)
+    store = Store(str(tmp_path / "work" / INDEX_FILE), str(root), NotesSettings().digest)
+    (tmp_path / "work").mkdir()
+    store.open()
+    catchup = Catchup(store, str(root), NotesSettings())
+    try:
+        with lease_held_elsewhere(tmp_path / "work", INDEX_LEASE) as holder:
+            catchup.sweep()
+            time.sleep(1.0)
+            waited_from = time.monotonic()
+            progress = catchup.wait(30, at_most=256)  # as a search waits
+            assert time.monotonic() - waited_from < 0.5, "a search waited for another process's build"
+            assert progress.elsewhere and not progress.idle
+            assert store.conn().execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+            let_go(holder)
+        assert catchup.wait(60).idle
+        assert store.conn().execute("SELECT count(*) FROM notes").fetchone()[0] == 400
+        assert not catchup.progress().elsewhere
+    finally:
+        catchup.stop()
+
+
+def test_a_search_while_another_process_builds_the_index_says_so(tmp_path: Path) -> None:
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root, 50)
+    adapter = NotesProcess()
+    try:
+        with lease_held_elsewhere(work, INDEX_LEASE) as holder:
+            adapter.initialize(str(root), str(work), {"watch": False})
+            started = time.monotonic()
+            meanwhile = adapter.search("heron number7", deadline=deadline_in(2))
+            assert time.monotonic() - started < 1.0
+            assert meanwhile["outcome"] == "partial"
+            assert meanwhile["reason"] == "index_building"
+            assert "another process is indexing this folder" in meanwhile["diagnostics"]["detail"]
+            health = adapter.health()
+            assert health["coverage"] == "partial"
+            assert "another process is indexing this folder" in health["diagnostics"]["detail"]
+            let_go(holder)
+        refreshed = adapter.refresh()
+        assert (refreshed["coverage"], refreshed["indexed_count"]) == ("complete", 50)
+        found = adapter.search("heron number7", deadline=deadline_in(2))
+        assert found["outcome"] == "success"
+        assert [c["source_record_id"] for c in found["candidates"]][:1] == ["area3/note-00007.md"]
+    finally:
+        adapter.close()

@@ -297,3 +297,39 @@ def test_waiting_for_the_ranker_covers_a_catch_up_its_thread_has_taken(
     release.set()
     assert ranker.wait_idle(5) is True
     ranker.stop()
+
+
+def test_a_ranker_another_process_writes_is_left_to_it_and_the_refresh_waits(tmp_path: Path) -> None:
+    """Two processes building one ranker at once pulled its files from under each other
+    (a build starts the folder afresh): now the one finding it written elsewhere waits,
+    and its refresh returns with the ranker built, not before."""
+    import threading
+
+    from adapters.notes.ranker import RANK_LEASE
+    from tests.support.lease_holder import lease_held_elsewhere, let_go
+
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root)
+    adapter = NotesProcess()
+    try:
+        with lease_held_elsewhere(work, RANK_LEASE) as holder:
+            adapter.initialize(str(root), str(work), {"watch": False, "ranker": "tantivy"})
+            let_go_at = time.monotonic() + 1.5
+            seen_built_while_held: list[bool] = []
+
+            def let_go_later() -> None:
+                time.sleep(max(0.0, let_go_at - time.monotonic()))
+                seen_built_while_held.append((work / RANKER_DIR).exists())
+                let_go(holder)
+
+            releaser = threading.Thread(target=let_go_later)
+            releaser.start()
+            refreshed = adapter.refresh()
+            releaser.join()
+        assert time.monotonic() >= let_go_at, "the refresh returned while another process wrote the ranker"
+        assert seen_built_while_held == [False]
+        assert refreshed["coverage"] == "complete"
+        assert "ranker_error" not in refreshed["diagnostics"]
+        assert adapter.search("heron17 nests")["diagnostics"]["ranked_by"] == "tantivy"
+    finally:
+        adapter.close()
