@@ -173,8 +173,8 @@ def sync(
                 break
             batch = slices[first : first + per_batch]
             with store.transaction() as conn:
-                updater = _Updater(conn, root, settings, started_ns, full, report)
-                updater.listing_stale = _data_version(conn) != listed_at
+                updater = _Updater(conn, root, settings, started_ns, full, report,
+                                   listing_stale=_data_version(conn) != listed_at)
                 for number, items in enumerate(batch, start=first):
                     prepared = preparers.collect()
                     report.files_prepared_apart += preparers.prepared_apart
@@ -345,6 +345,7 @@ class _Updater:
         checked_ns: int,
         full: bool,
         report: SyncReport,
+        listing_stale: bool = False,
     ) -> None:
         self.conn, self.root, self.settings = conn, root, settings
         # when the work was listed, before any of it was read: each record's checked_ns
@@ -357,7 +358,7 @@ class _Updater:
         self.real_root = os.path.realpath(root) if root else ""
         self.recorded = True  # whether the path at hand may have rows to replace
         # whether another connection wrote since the work was listed: then any path may
-        self.listing_stale = False
+        self.listing_stale = listing_stale
         self.rows: dict[str, list[tuple[object, ...]]] = {
             "notes": [], "chunks": [], "chunk_text": [], "identifiers": []
         }
