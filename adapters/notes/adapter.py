@@ -201,10 +201,11 @@ class NotesAdapter(Adapter):
             complete = progress.idle and self._count("failures") == 0
             candidates, diagnostics, stale = self._answer(params, cancellation, complete)
         self.last_success_at = datetime.now(UTC)
+        notes, chunks = row_counts(store.conn())  # what was searched: a build commits batch by batch
         diagnostics.update(
             generation=store.meta("generation"),
-            indexed_count=int(store.meta("note_count", "0")),
-            chunk_count=int(store.meta("chunk_count", "0")),
+            indexed_count=notes,
+            chunk_count=chunks,
             freshness=freshness,
             **report.diagnostics(),
         )
@@ -349,7 +350,7 @@ class NotesAdapter(Adapter):
 
     def _partial_reason(self, progress: Progress, failed: int, stale: set[str]) -> tuple[str, str] | None:
         """Why an answer is partial (a short reason and a sentence), or None if it is not."""
-        indexed = int(self._store().meta("note_count", "0"))
+        indexed = row_counts(self._store().conn())[0]
         if not progress.idle:
             building = not self._store().meta("build_complete")
             changes = progress.pending - progress.rechecks

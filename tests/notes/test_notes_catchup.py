@@ -321,3 +321,32 @@ def test_a_search_while_another_process_builds_the_index_says_so(tmp_path: Path)
         assert [c["source_record_id"] for c in found["candidates"]][:1] == ["area3/note-00007.md"]
     finally:
         adapter.close()
+
+
+def test_a_search_during_a_first_build_counts_the_notes_it_searched(tmp_path: Path) -> None:
+    """A first build stopped part-way, and another process holding the index work so
+    nobody finishes it: a search answers from the committed notes and says how many."""
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root, NOTES)
+    first = NotesProcess()
+    try:
+        first.initialize(str(root), str(work), {"watch": False})
+        while first.health()["indexed_count"] == 0:
+            time.sleep(POLL_S)
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait(timeout=10)
+    finally:
+        first.close()
+    second = NotesProcess()
+    try:
+        with lease_held_elsewhere(work, INDEX_LEASE):
+            second.initialize(str(root), str(work), {"watch": False})
+            committed = second.health()["indexed_count"]
+            assert 0 < committed < NOTES, "the build was not stopped part-way"
+            result = second.search("heron sighting", deadline=deadline_in(2))
+            assert result["reason"] == "index_building"
+            assert result["diagnostics"]["indexed_count"] == committed
+            assert f"answered from the {committed} notes indexed so far" in result["diagnostics"]["detail"]
+            assert result["candidates"], "the committed notes were not searched"
+    finally:
+        second.close()
