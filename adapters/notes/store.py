@@ -314,10 +314,15 @@ class Store:
             self.conn().execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def close(self) -> None:
-        """Fold the WAL back into the file, then close this thread's connection (each
-        thread closes its own: closing one another thread is using is not safe)."""
+        """Fold the WAL back into the file unless a write is under way, then close this
+        thread's connection (each thread closes its own: closing one another thread is
+        using is not safe). A checkpoint waits for every writer, and the catch-up may be
+        in the middle of a batch (a command ending while the first build runs waited
+        1.4 s for it): then the WAL is left for the next process to fold."""
         try:
-            self.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn = self.conn()
+            conn.execute("PRAGMA busy_timeout=0")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error:
             pass
         self._close_local()
