@@ -8,7 +8,10 @@ started for one query) is checked cheaply before each search:
   lost or renamed an entry (an editor's atomic save among them), and only that
   folder is listed again; a folder that appeared or vanished asks for a sweep;
 * the :data:`RECENT_NOTES` most recently modified notes are stat'ed, because
-  the note edited in place a minute ago is the one likely edited again;
+  the note edited in place a minute ago is the one likely edited again; when at
+  least :data:`BULK_HINT` of them changed, something rewrote notes wholesale (a
+  script appending to each, a tool writing in place), and the change likely
+  reaches beyond them: the folder is swept;
 * a folder of at most :data:`SWEEP_BELOW` notes is simply swept whole.
 
 What this cannot see, an in-place edit of an older note in an unwatched
@@ -30,6 +33,7 @@ from adapters.notes.scan import excluded_dir, settled, wanted
 from adapters.notes.settings import NotesSettings
 
 RECENT_NOTES = 256
+BULK_HINT = RECENT_NOTES // 4
 SWEEP_BELOW = 2000
 _TABLES = ("notes", "failures", "declined")
 
@@ -124,12 +128,14 @@ def _recorded_in(conn: sqlite3.Connection, prefix: str) -> dict[str, tuple[int, 
 
 
 def _recent(conn: sqlite3.Connection, root: str, check: Check) -> None:
-    """Stat the most recently modified notes, and any recorded too soon after a write."""
+    """Stat the most recently modified notes, and any recorded too soon after a write;
+    ask for a sweep when many of them changed (see the module)."""
     rows = conn.execute(
         "SELECT path, size, mtime_ns, checked_ns FROM notes ORDER BY mtime_ns DESC LIMIT ?",
         (RECENT_NOTES,),
     ).fetchall()
     already = set(check.paths)
+    changed = 0
     for path, size, mtime_ns, checked_ns in rows:
         if path in already:
             continue
@@ -139,8 +145,13 @@ def _recent(conn: sqlite3.Connection, root: str, check: Check) -> None:
         except OSError:
             check.paths.append(path)
             continue
-        if not settled(mtime_ns, checked_ns) or (info.st_size, info.st_mtime_ns) != (size, mtime_ns):
+        if (info.st_size, info.st_mtime_ns) != (size, mtime_ns):
+            changed += 1
             check.paths.append(path)
+        elif not settled(mtime_ns, checked_ns):
+            check.paths.append(path)
+    if changed >= BULK_HINT:
+        check.sweep = True
 
 
 def describe(mode: str, checked_at: datetime, pending: int, swept_ns: str) -> dict[str, Any]:

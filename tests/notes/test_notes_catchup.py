@@ -350,3 +350,36 @@ def test_a_search_during_a_first_build_counts_the_notes_it_searched(tmp_path: Pa
             assert result["candidates"], "the committed notes were not searched"
     finally:
         second.close()
+
+
+def test_notes_rewritten_in_place_wholesale_are_swept_for_not_checked_in_part(tmp_path: Path) -> None:
+    """An unwatched folder's cheap check stats the 256 most recent notes; a script that
+    appended to every note changed all of them, and the rest likely too. The search must
+    not answer 'success' from an index stale for thousands of notes: it sweeps, and
+    answers partial, saying how many wait. A few notes edited in place are just read."""
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root, NOTES)
+    notes = sorted(root.rglob("*.md"))
+    for path in notes[:3]:  # the notes edited last, among those the check stats
+        os.utime(path, (1_704_070_000, 1_704_070_000))
+    adapter = NotesProcess()
+    try:
+        adapter.initialize(str(root), str(work), {"watch": False})
+        assert adapter.refresh()["coverage"] == "complete"
+        for path in notes[:3]:  # in place: no folder's mtime moves
+            with path.open("a") as handle:
+                handle.write("\nkingfisher seen too\n")
+        few = adapter.search("kingfisher", deadline=deadline_in(5))
+        assert few["outcome"] == "success"
+        assert few["diagnostics"]["freshness"]["mode"] == "checked"
+        assert len(few["candidates"]) == 3
+        for path in notes[3:]:
+            with path.open("a") as handle:
+                handle.write("\nkingfisher seen too\n")
+        wholesale = adapter.search("kingfisher", deadline=deadline_in(2))
+        assert wholesale["outcome"] == "partial"
+        assert wholesale["reason"] == "index_catching_up"
+        assert wholesale["diagnostics"]["freshness"]["mode"] == "swept"
+        assert wholesale["diagnostics"]["freshness"]["pending"] > NOTES // 2
+    finally:
+        adapter.close()
