@@ -89,6 +89,7 @@ WAIT_FOR_AT_MOST = 256
 # of the time left before a deadline, kept for answering / the share a wait may use
 ANSWER_RESERVE_S = 0.25
 WAIT_SHARE = 0.5
+STOP_WAIT_S = 0.2  # how long shutting down waits for the catch-up thread to end
 # an adapter alive this long is kept warm by its broker, so watching the folder pays
 WATCH_AFTER_S = 5.0
 # how long a short-lived adapter's search waits for the ranker to apply a change, and
@@ -709,7 +710,9 @@ class NotesAdapter(Adapter):
         if self.ranker is not None:
             self.ranker.stop()
         if self.catchup is not None:
-            self.catchup.stop()
+            # one writing a batch is not waited for: the batch is rolled back as the
+            # process exits, and the next process redoes it
+            self.catchup.stop(wait=STOP_WAIT_S)
         if self.store is not None:
             self.store.close()
 

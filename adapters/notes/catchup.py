@@ -103,10 +103,15 @@ class Catchup:
             self._start()
             self._cond.notify_all()
 
-    def stop(self) -> None:
+    def stop(self, wait: float = 0.0) -> None:
+        """Stop after the batch under way. An idle thread ends at once, closing its
+        connection first: that is waited for, up to ``wait`` seconds; a batch is not."""
         with self._cond:
             self._stopping = True
+            idle = not self._busy
             self._cond.notify_all()
+        if wait > 0 and idle and self._thread is not None:
+            self._thread.join(wait)
 
     def wake(self) -> None:
         """Wake every waiter so it re-checks whether it still wants to wait."""

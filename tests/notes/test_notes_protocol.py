@@ -399,6 +399,7 @@ def test_corrupted_index_file_is_rebuilt(notes_dir: Path, workdir: Path) -> None
     first = NotesProcess()
     try:
         first.initialize(str(notes_dir), str(workdir))
+        first.refresh()  # built and at rest: closing folds the WAL into the file
     finally:
         first.close()
     (workdir / "notes-index.sqlite3").write_bytes(b"this is not a database" * 100)
