@@ -23,6 +23,10 @@ and measures:
   many were partial, the slowest answer, and the time to complete;
 * ``concurrent``: four searches at once against the resident adapter, wall time
   against the same four one after another;
+* ``together`` (up to 10k notes): two first builds at once, two ``recall refresh``
+  started together over a fresh state folder, as from two terminals: each one's
+  wall time, how many notes each read (one process does the index work, so
+  together they read the folder once), and whether either lost its ranker;
 * ``peak_rss_mb``: the resident adapter's high-water mark (VmHWM) over all of it.
 
 Numbers, never assertions; the load average is recorded with every run.
@@ -130,6 +134,23 @@ def build(recall: Recall, kill_after: float) -> dict[str, Any]:
         "coverage": health.get("coverage"),
         "exit": done.returncode,
     }
+
+
+def together(home: Path, notes: Path) -> dict[str, Any]:
+    recall = Recall(home, notes)
+    started = time.perf_counter()
+    commands = [subprocess.Popen([*recall.command, "refresh", "--source", "notes", "--json"], env=recall.env,
+                                 cwd=recall.home, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                for _ in range(2)]
+    walls, reads, ranker_errors = [], [], 0
+    for command in commands:
+        stdout, _ = command.communicate()
+        walls.append(round((time.perf_counter() - started) * 1000, 1))
+        health = (json.loads(stdout)["sources"][0].get("health") or {}) if stdout else {}
+        diagnostics = health.get("diagnostics") or {}
+        reads.append(diagnostics.get("files_read"))
+        ranker_errors += "ranker_error" in diagnostics
+    return {"ms": walls, "files_read": reads, "ranker_errors": ranker_errors}
 
 
 def _indexed(stdout: bytes) -> int | None:
@@ -355,6 +376,8 @@ def bench_size(size: str, workdir: Path, kill_after: float, warm_runs: int) -> d
         shutil.copytree(generated, notes)
         recall = Recall(Path(home), notes)
         result["build"] = build(recall, kill_after)
+        if SIZES[size] <= 10_000:
+            result["together"] = together(Path(home) / "together", notes)
         result["cold_edit"] = cold_edit(recall, notes)
         resident = Path(home) / "resident"
         built = next((Path(home) / "state").rglob("notes-index.sqlite3"), None)
@@ -391,6 +414,11 @@ def table(report: dict[str, Any]) -> str:
                      f"{b['ms']} ms (ranker {b.get('ranker_ms')} ms of it), resumed from "
                      f"{b['resumed_from']}, read {b['files_read']}",
                      TARGETS["build"]))
+        if "together" in r:
+            t = r["together"]
+            rows.append((f"[{size}] two first builds at once (two refreshes)",
+                         f"done after {t['ms'][0]} / {t['ms'][1]} ms, notes read {t['files_read'][0]} + "
+                         f"{t['files_read'][1]}, ranker lost {t['ranker_errors']}", ""))
         for kind, cold in r["cold_edit"].items():
             rows.append((f"[{size}] edit ({kind}) seen by next cold query",
                          f"{cold['ms']} ms, found={cold['found']}", TARGETS["cold_edit"]))
