@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from adapters.notes.adapter import INDEX_FILE
 from adapters.notes.catchup import INDEX_LEASE, Catchup
@@ -50,9 +51,9 @@ def _corpus(root: Path, count: int) -> None:
         os.utime(path, (1_704_067_200, 1_704_067_200))
 
 
-def test_killed_first_build_resumes_where_it_stopped(tmp_path: Path) -> None:
-    root, work = tmp_path / "notes", tmp_path / "work"
-    _corpus(root, NOTES)
+def _killed_mid_build(root: Path, work: Path) -> dict[str, Any]:
+    """Start the first build of ``root``'s index, kill its adapter once a batch is
+    committed; the health it reported just before."""
     first = NotesProcess()
     try:
         first.initialize(str(root), str(work), {"watch": False})
@@ -61,14 +62,21 @@ def test_killed_first_build_resumes_where_it_stopped(tmp_path: Path) -> None:
             if health["indexed_count"] > 0:
                 break
             time.sleep(POLL_S)
-        committed = health["indexed_count"]
-        assert committed < NOTES, "the build finished before it could be stopped"
-        assert health["coverage"] == "partial"
-        assert health["diagnostics"]["index_pending"] > 0
         first.process.send_signal(signal.SIGKILL)
         first.process.wait(timeout=10)
     finally:
         first.close()
+    return health
+
+
+def test_killed_first_build_resumes_where_it_stopped(tmp_path: Path) -> None:
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root, NOTES)
+    health = _killed_mid_build(root, work)
+    committed = health["indexed_count"]
+    assert committed < NOTES, "the build finished before it could be stopped"
+    assert health["coverage"] == "partial"
+    assert health["diagnostics"]["index_pending"] > 0
 
     second = NotesProcess()
     try:
@@ -328,15 +336,7 @@ def test_a_search_during_a_first_build_counts_the_notes_it_searched(tmp_path: Pa
     nobody finishes it: a search answers from the committed notes and says how many."""
     root, work = tmp_path / "notes", tmp_path / "work"
     _corpus(root, NOTES)
-    first = NotesProcess()
-    try:
-        first.initialize(str(root), str(work), {"watch": False})
-        while first.health()["indexed_count"] == 0:
-            time.sleep(POLL_S)
-        first.process.send_signal(signal.SIGKILL)
-        first.process.wait(timeout=10)
-    finally:
-        first.close()
+    _killed_mid_build(root, work)
     second = NotesProcess()
     try:
         with lease_held_elsewhere(work, INDEX_LEASE):
