@@ -40,7 +40,7 @@ def lease(folder: str | os.PathLike[str], name: str) -> Iterator[bool]:
     Within one process a lease is taken by one thread of work at a time: a second
     ``lease`` of the same name is refused like another process's."""
     descriptor = os.open(
-        os.path.join(folder, f"{name}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
+        os.path.join(folder, f"{name}.lock"), os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
     )
     try:
         try:

@@ -231,7 +231,10 @@ class Catchup:
             if waiting:
                 self._pause(BUSY_RETRY_S)
             if self.after_run is not None:
-                self.after_run()
+                try:
+                    self.after_run()
+                except (OSError, sqlite3.Error) as exc:  # said, and the thread lives on
+                    self.last_error = f"index upkeep failed: {exc}"
         self.store.close()  # this thread's connection
 
     def _requeue(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> None:

@@ -383,3 +383,37 @@ def test_notes_rewritten_in_place_wholesale_are_swept_for_not_checked_in_part(tm
         assert wholesale["diagnostics"]["freshness"]["pending"] > NOTES // 2
     finally:
         adapter.close()
+
+
+def test_a_failing_upkeep_after_a_run_is_said_and_later_work_still_done(tmp_path: Path) -> None:
+    """The upkeep after each run (the ranker's) failing must not end the catch-up thread,
+    or no edit would be indexed again in that process."""
+    import sqlite3
+
+    root = tmp_path / "notes"
+    _corpus(root, 20)
+    store = Store(str(tmp_path / INDEX_FILE), str(root), NotesSettings().digest)
+    store.open()
+
+    def upkeep() -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    catchup = Catchup(store, str(root), NotesSettings(), after_run=upkeep)
+    try:
+        catchup.sweep()
+        assert catchup.wait(60).idle
+        assert catchup.progress().error == "index upkeep failed: database is locked"
+        edited = root / "area1" / "note-00001.md"
+        edited.write_text(edited.read_text() + "\nkingfisher\n")
+        catchup.enqueue(["area1/note-00001.md"])
+        give_up = time.monotonic() + 30
+        while catchup.runs_done < 2:
+            assert time.monotonic() < give_up, "the catch-up thread stopped after the failed upkeep"
+            time.sleep(POLL_S)
+        body = store.conn().execute(
+            "SELECT t.body FROM chunk_text t JOIN chunks c ON c.id = t.rowid JOIN notes n"
+            " ON n.id = c.note_id WHERE n.path = 'area1/note-00001.md'"
+        ).fetchall()
+        assert any("kingfisher" in row[0] for row in body)
+    finally:
+        catchup.stop()
