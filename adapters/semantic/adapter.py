@@ -175,6 +175,8 @@ class SemanticAdapter(Adapter):
         }
         if params.as_of is not None:
             diagnostics["as_of"] = "not_supported"
+        if index.elsewhere:
+            diagnostics["detail"] = "another process is embedding this folder's notes"
         if index.last_error:
             raise RpcError(ErrorCode.source_unavailable, f"semantic index failed: {index.last_error}")
         if snapshot is None or not snapshot.chunks or not params.query.strip():
@@ -264,7 +266,7 @@ class SemanticAdapter(Adapter):
             record_count=snapshot.files if snapshot else None,
             indexed_count=len(snapshot.chunks) if snapshot else 0,
             last_success_at=datetime.fromtimestamp(snapshot.built_at, UTC) if snapshot else None,
-            diagnostics={"building": self.building},
+            diagnostics={"building": self.building, "embedding_elsewhere": index.elsewhere},
         )
 
     def refresh(self, params: RefreshParams) -> HealthResult:

@@ -8,6 +8,8 @@ across edits, renames and rebuilds. ``build`` re-scans the folder, embeds only
 the chunks the store lacks (``prepare`` finds them without model work,
 ``embed`` embeds them, meant for a background thread), and swaps in the new
 in-memory matrix when done; searches read whatever matrix was swapped in last.
+One process at a time embeds into a store (its ``embed-work`` lease): another
+one waits, then embeds only what the first left, rather than the same chunks again.
 
 The store also remembers each note's chunks (lines, title, preview, embedding
 key) with the size and modification time it had when chunked, so a re-scan
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from adapter_sdk.markdown.chunking import indexable, parse_note
+from adapter_sdk.workdir import lease
 from adapters.notes.scan import scan, settled
 from adapters.notes.settings import NotesSettings
 
@@ -40,6 +43,8 @@ if TYPE_CHECKING:
     from adapters.semantic.model import Encoder
 
 STORE_EVERY = 256  # chunks embedded between writes to the store: a killed build keeps them
+EMBED_LEASE = "embed-work"
+LEASE_RETRY_S = 0.5  # between tries while another process embeds into the store
 MODEL_KEY = "all-MiniLM-L6-v2/numpy-f32/mean-pool/l2/128"
 
 
@@ -102,6 +107,7 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self.last_error: str | None = None
+        self.elsewhere = False  # another process is embedding into the store; this one waits
         with self._connect() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS embeddings(key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
@@ -165,26 +171,39 @@ class VectorIndex:
 
     def embed(self, pending: Pending) -> None:
         """Embed what ``pending`` lacks, storing each batch as it is done; never raises
-        (``last_error`` says why it stopped)."""
-        import numpy as np
-
+        (``last_error`` says why it stopped). While another process embeds into the
+        store this waits for it, then embeds what it left."""
         with self._lock:
             try:
-                missing = sorted(pending.missing, key=lambda i: len(pending.texts[i]))
-                for start in range(0, len(missing), STORE_EVERY):  # similar lengths pad least
-                    batch = missing[start : start + STORE_EVERY]
-                    encoded = self.encoder.encode([pending.texts[i] for i in batch])
-                    rows = [
-                        (pending.keys[i], encoded[n].astype(np.float16).tobytes())
-                        for n, i in enumerate(batch)
-                    ]
-                    with self._transaction() as conn:
-                        conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", rows)
-                    pending.vectors.update(rows)
-                self._swap(pending)
-                self.last_error = None
+                while True:
+                    with lease(self.path.parent, EMBED_LEASE) as held:
+                        if held:
+                            if self.elsewhere:  # what the other process embedded is stored
+                                pending = self._chunks()
+                                self.elsewhere = False
+                            self._embed_missing(pending)
+                            return
+                    self.elsewhere = True
+                    time.sleep(LEASE_RETRY_S)
             except Exception as exc:  # reported through health and search
                 self.last_error = f"{type(exc).__name__}: {exc}"
+
+    def _embed_missing(self, pending: Pending) -> None:
+        import numpy as np
+
+        missing = sorted(pending.missing, key=lambda i: len(pending.texts[i]))
+        for start in range(0, len(missing), STORE_EVERY):  # similar lengths pad least
+            batch = missing[start : start + STORE_EVERY]
+            encoded = self.encoder.encode([pending.texts[i] for i in batch])
+            rows = [
+                (pending.keys[i], encoded[n].astype(np.float16).tobytes())
+                for n, i in enumerate(batch)
+            ]
+            with self._transaction() as conn:
+                conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", rows)
+            pending.vectors.update(rows)
+        self._swap(pending)
+        self.last_error = None
 
     def _swap(self, pending: Pending) -> None:
         import numpy as np

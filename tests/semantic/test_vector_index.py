@@ -6,9 +6,10 @@ With the real all-MiniLM-L6-v2 encoder; skipped where the semantic extra is not 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -123,3 +124,48 @@ def test_two_folders_sharing_a_store_keep_their_own_notes(tmp_path: Path, encode
     _write(second / "readme.md", "# Team\n\nThe budget review happens on Fridays.\n", like=first / "readme.md")
     assert "budget review" in _previews(_built(second, store, encoder))["readme.md"]
     assert "on-call rotation" in _previews(_built(first, store, encoder))["readme.md"]
+
+
+def test_a_store_another_process_embeds_into_is_left_to_it(tmp_path: Path, encoder: Callable[[], Encoder]) -> None:
+    """Two processes building one store at once (a refresh beside a resident broker):
+    the one finding the store's embedding lease held waits, then embeds only what the
+    other left, not every chunk again."""
+    import threading
+    import time
+
+    from adapters.semantic.index import EMBED_LEASE
+    from tests.support.lease_holder import lease_held_elsewhere, let_go
+
+    notes, store = tmp_path / "notes", tmp_path / "store"
+    _write(notes / "a.md", "# Backups\n\nNightly copies go to the offsite bucket.\n")
+    _write(notes / "b.md", "# Releases\n\nTags are signed by the release manager.\n")
+    encoded: list[str] = []
+
+    class Counting:
+        def __init__(self) -> None:
+            self.shared = encoder()
+
+        def encode(self, texts: list[str]) -> Any:
+            encoded.extend(texts)
+            return self.shared.encode(texts)
+
+    waiting = _index(notes, store, Counting)  # type: ignore[arg-type]
+    pending = waiting.prepare()
+    assert pending is not None and len(pending.missing) == 2
+    with lease_held_elsewhere(store, EMBED_LEASE) as holder:
+        worker = threading.Thread(target=waiting.embed, args=(pending,))
+        worker.start()
+        time.sleep(1.0)
+        assert waiting.elsewhere and waiting.snapshot() is None and encoded == []
+        # what the holder embeds meanwhile, as another process would: note a's chunk
+        import numpy as np
+
+        (i,) = [i for i, chunk in enumerate(pending.chunks) if chunk.path == "a.md"]
+        vector = encoder().encode([pending.texts[i]])[0].astype(np.float16).tobytes()
+        with sqlite3.connect(store / "embeddings.sqlite3") as conn:
+            conn.execute("INSERT INTO embeddings VALUES (?, ?)", (pending.keys[i], vector))
+        let_go(holder)
+        worker.join(60)
+    assert not worker.is_alive() and waiting.last_error is None and not waiting.elsewhere
+    assert sorted(_previews(waiting)) == ["a.md", "b.md"]
+    assert len(encoded) == 1 and "Releases" in encoded[0]
