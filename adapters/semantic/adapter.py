@@ -258,6 +258,9 @@ class SemanticAdapter(Adapter):
                                 coverage=IndexCoverage.unknown,
                                 diagnostics={"reason": index.last_error})
         complete = snapshot is not None and not self.building
+        diagnostics: dict[str, Any] = {"building": self.building}
+        if index.elsewhere:
+            diagnostics["embedding_elsewhere"] = True
         return HealthResult(
             status=HealthStatus.healthy if complete else HealthStatus.degraded,
             checked_at=checked,
@@ -266,7 +269,7 @@ class SemanticAdapter(Adapter):
             record_count=snapshot.files if snapshot else None,
             indexed_count=len(snapshot.chunks) if snapshot else 0,
             last_success_at=datetime.fromtimestamp(snapshot.built_at, UTC) if snapshot else None,
-            diagnostics={"building": self.building, "embedding_elsewhere": index.elsewhere},
+            diagnostics=diagnostics,
         )
 
     def refresh(self, params: RefreshParams) -> HealthResult:
