@@ -11,7 +11,10 @@ leaves its committed batches for the next one to resume from.
 One process at a time does a folder's index work (the workdir's ``index-work``
 lease): a second one finding it held, a ``recall refresh`` beside a resident broker
 say, keeps its work queued and tries again shortly, rather than reading every note a
-second time; meanwhile its searches answer from what the other has committed.
+second time. Work the other took up only just now is likely short (a few changed
+notes, a small folder's first build): a search waits for it, within its budget, as
+for its own. Once the other has held it for ``ELSEWHERE_PATIENCE_S``, searches stop
+waiting and answer from what it has committed.
 """
 
 from __future__ import annotations
@@ -23,13 +26,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from adapter_sdk.workdir import held_elsewhere, lease
+from adapter_sdk.workdir import held_elsewhere, held_for, lease
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import IndexWriteError, Store, is_corruption
 from adapters.notes.sync import SyncReport, sync
 
 KEEP_RUNS = 32
 BUSY_RETRY_S = 0.5  # between tries while another process holds the index for writing
+# Another process's index work younger than this is waited for, and tried for this often.
+ELSEWHERE_PATIENCE_S = 1.0
+ELSEWHERE_RETRY_S = 0.05
 INDEX_LEASE = "index-work"
 
 
@@ -73,6 +79,7 @@ class Catchup:
         self._scanning = False
         self._pending = self._rechecks = 0
         self._elsewhere = False
+        self._elsewhere_since = 0.0  # time.monotonic() at which the other process took the work
         self._stopping = False
         self._thread: threading.Thread | None = None
 
@@ -140,24 +147,26 @@ class Catchup:
         """Wait until the work is done, for at most ``timeout`` seconds; stop waiting at
         once when more than ``at_most`` files are known to have changed (not worth
         waiting for; re-checks of notes whose stat did not move are not counted, being
-        quick and read last), when ``at_most`` is given and another process is doing
-        the work (how much it has left is not known here), or when ``give_up`` says so.
-        Returns the progress then."""
+        quick and read last), when ``at_most`` is given and another process has been
+        doing the work for ``ELSEWHERE_PATIENCE_S`` (how much it has left is not known
+        here), or when ``give_up`` says so. Returns the progress then."""
         end = time.monotonic() + max(timeout, 0.0)
         with self._cond:
             while True:
                 progress = self._progress()
-                left = end - time.monotonic()
+                now = time.monotonic()
+                left = end - now
+                patience = self._elsewhere_since + ELSEWHERE_PATIENCE_S - now
                 if (
                     progress.idle
                     or left <= 0
-                    or (at_most is not None and progress.elsewhere)
+                    or (at_most is not None and progress.elsewhere and patience <= 0)
                     or (at_most is not None and not progress.scanning
                         and progress.pending - progress.rechecks > at_most)
                     or (give_up is not None and give_up())
                 ):
                     return progress
-                self._cond.wait(left)
+                self._cond.wait(min(left, patience) if progress.elsewhere and at_most is not None else left)
 
     # -- the thread ----------------------------------------------------------------
 
@@ -202,8 +211,10 @@ class Catchup:
             report: SyncReport | None = None
             waiting = False
             try:
-                with lease(os.path.dirname(self.store.path), INDEX_LEASE) as held:
+                with lease(self._workdir, INDEX_LEASE) as held:
                     with self._cond:
+                        if not held and not self._elsewhere:
+                            self._elsewhere_since = time.monotonic() - held_for(self._workdir, INDEX_LEASE)
                         self._elsewhere = not held
                     waiting = not held
                     if held:
@@ -229,7 +240,7 @@ class Catchup:
                         self._done = [*self._done[-(KEEP_RUNS - 1):], (self.runs_done, report)]
                     self._cond.notify_all()
             if waiting:
-                self._pause(BUSY_RETRY_S)
+                self._pause(self._retry_after())
             if self.after_run is not None:
                 try:
                     self.after_run()
@@ -246,6 +257,16 @@ class Catchup:
         self._full |= full
         self._paths = {**dict.fromkeys(paths), **self._paths}
         self._dirs = {**dirs, **self._dirs}
+
+    @property
+    def _workdir(self) -> str:
+        return os.path.dirname(self.store.path)
+
+    def _retry_after(self) -> float:
+        """Soon while the work held elsewhere may be a short one a search waits for."""
+        with self._cond:
+            young = self._elsewhere and time.monotonic() - self._elsewhere_since < ELSEWHERE_PATIENCE_S
+        return ELSEWHERE_RETRY_S if young else BUSY_RETRY_S
 
     def _pause(self, seconds: float) -> None:
         with self._cond:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 import signal
 import stat
+import time
 from pathlib import Path
 
 import pytest
 
-from adapter_sdk.workdir import lease
+from adapter_sdk.workdir import held_for, lease
 from tests.support.lease_holder import lease_held_elsewhere, let_go
 
 
@@ -24,6 +25,19 @@ def test_a_lease_another_process_holds_is_refused_until_it_lets_go(tmp_path: Pat
     with lease(tmp_path, "index-work") as held:
         assert held is True
     assert stat.S_IMODE(os.stat(tmp_path / "index-work.lock").st_mode) == 0o600
+
+
+def test_a_refused_taker_learns_how_long_the_holder_has_had_the_lease(tmp_path: Path) -> None:
+    """What tells a waiting search whether the other process's work is a short one."""
+    assert held_for(tmp_path, "index-work") == 0.0  # never taken
+    with lease(tmp_path, "index-work"):
+        pass
+    old = time.time() - 60
+    os.utime(tmp_path / "index-work.lock", (old, old))  # taken a minute ago, then let go
+    with lease_held_elsewhere(tmp_path, "index-work") as holder:
+        time.sleep(0.3)
+        assert 0.3 <= held_for(tmp_path, "index-work") < 30, "the holder's taking was not stamped"
+        let_go(holder)
 
 
 def test_a_killed_holder_leaves_no_lease_behind(tmp_path: Path) -> None:
