@@ -27,7 +27,7 @@ DISCARD_WAIT = 2.0
 _started: dict[Key, tuple[subprocess.Popen[bytes], int]] = {}
 
 
-def key(source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path, cwd: str | None) -> Key:
+def key(source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None) -> Key:
     return (source_uid, tuple(argv), tuple(sorted(env.items())), str(workdir), cwd)
 
 
@@ -48,22 +48,26 @@ def launch(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str |
     )
 
 
-def start(source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path, cwd: str | None = None) -> None:
-    """Launch one source's adapter ahead of its spawn. Anything that stops it (no such
-    program, a workdir that cannot be made) is left for the spawn to meet and report."""
-    if not argv or not argv[0]:
+def start(
+    source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None = None
+) -> None:
+    """Launch one source's adapter ahead of its spawn, unless one is launched for it
+    already. Anything that stops it (no such program, a workdir that cannot be made)
+    is left for the spawn to meet and report."""
+    wanted = key(source_uid, argv, env, workdir, cwd)
+    if not argv or not argv[0] or wanted in _started:
         return
     environment = {**os.environ, **env}
     command = resolve_command(argv[0], environment)
     if command is None:
         return
     try:
-        workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        Path(workdir).mkdir(mode=0o700, parents=True, exist_ok=True)
         started_ns = time.perf_counter_ns()
         process = launch(command, argv, environment, cwd)
     except OSError:
         return
-    _started[key(source_uid, argv, env, workdir, cwd)] = (process, started_ns)
+    _started[wanted] = (process, started_ns)
 
 
 def take(wanted: Key) -> tuple[subprocess.Popen[bytes], int] | None:

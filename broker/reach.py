@@ -34,16 +34,23 @@ def contacted(config: Config, profile: Profile, named: Sequence[str] | None) -> 
             yield source
 
 
-def start_contacted(config: Config, request: QueryRequest) -> None:
+# (source_uid, argv, env, workdir, cwd): one call of broker.prestart.start
+Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None]
+
+
+def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
     """Launch the adapters of the members the request's plan will contact, ahead of
     their spawn (:mod:`broker.prestart`): a cold command imports the broker meanwhile.
-    A request the plan refuses (an unknown profile, say) launches none."""
+    A request the plan refuses (an unknown profile, say) launches none. Returns what
+    it launched."""
     profile = config.profiles.get(request.profile or config.defaults.profile)
     if profile is None:
-        return
+        return []
+    launches: list[Launch] = []
     for source in contacted(config, profile, list(request.scope.source_ids or []) or None):
         registration = config.adapter_for(source)
-        prestart.start(
-            source.source_uid, registration.argv, registration.env,
-            config.workdir(profile.name, source.source_uid),
-        )
+        workdir = str(config.workdir(profile.name, source.source_uid))
+        env = tuple(sorted(registration.env.items()))
+        launches.append((source.source_uid, tuple(registration.argv), env, workdir, None))
+        prestart.start(source.source_uid, registration.argv, registration.env, workdir)
+    return launches

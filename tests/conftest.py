@@ -6,16 +6,19 @@ Property tests explore random examples on a developer's machine; CI sets
 
 Every ``recall`` a test starts runs in process: a resident broker started by one
 test would outlive it. Tests of the resident broker turn it on for their own
-commands and stop what they started.
+commands and stop what they started. The runtime folder (sockets, launch plans)
+is the suite's own, so the suite leaves nothing in the user's.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 
 from hypothesis import settings
 
 os.environ["RECALL_DAEMON"] = "0"
+os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="recall-run-")
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
@@ -44,8 +47,10 @@ def _resident_brokers_of(root: str) -> list[int]:
 def pytest_sessionfinish(session, exitstatus) -> None:
     """A test whose commands started a resident broker (an environment built without
     RECALL_DAEMON=0) fails the run, and the broker is stopped rather than left behind."""
+    import shutil
     import signal
 
+    shutil.rmtree(os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
     basetemp = session.config._tmp_path_factory.getbasetemp() if hasattr(session.config, "_tmp_path_factory") else None
     if basetemp is None or not os.path.isdir("/proc"):
         return

@@ -100,7 +100,34 @@ def dispatch(argv: list[str], *, resident: Any = None) -> int:
     if name not in COMMANDS:
         sys.stderr.write(unknown_command(name))
         return 1
+    plan = launch_ahead(rest) if name == "query" and resident is None else None
+    try:
+        return run_command(name, rest, resident, plan)
+    finally:
+        if plan is not None:
+            from broker import prestart
 
+            prestart.discard()  # whatever the plan started that the query did not take
+
+
+def launch_ahead(rest: list[str]) -> Any:  # -> broker.launch_plan.Plan | None
+    """Start the adapters the last query of this shape asked, before importing the rest
+    of the broker (:mod:`broker.surfaces.launch_plan`)."""
+    import os
+
+    from broker.surfaces import launch_plan
+
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None  # the command reports it
+    plan = launch_plan.for_command(rest, os.environ, cwd)
+    if plan is not None:
+        plan.launch()
+    return plan
+
+
+def run_command(name: str, rest: list[str], resident: Any, plan: Any) -> int:
     import argparse
     from importlib import import_module
 
@@ -118,6 +145,7 @@ def dispatch(argv: list[str], *, resident: Any = None) -> int:
     try:
         args = parser.parse_command(rest)
         args.resident = resident
+        args.launch_plan = plan
         return int(module.run(args))
     except RecallError as exc:
         sys.stderr.write(f"recall: {exc}\n")

@@ -105,7 +105,10 @@ def with_broker(
         if request is not None:
             from broker.reach import start_contacted
 
-            start_contacted(config, request)
+            launched = start_contacted(config, request)
+            plan = getattr(args, "launch_plan", None)
+            if plan is not None:
+                plan.keep(config, launched)
         from broker.app import run
 
         return run(config, work)
