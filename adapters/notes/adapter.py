@@ -68,10 +68,10 @@ from adapters.notes.freshness import describe, quick_check
 from adapters.notes.ranker import APPLY_BEFORE_SEARCH, PENDING_CHANGES, Ranker, tantivy_installed
 from adapters.notes.ranker import wanted as ranker_wanted
 from adapters.notes.reading import OutsideRoot, read_inside
+from adapters.notes.report import SyncReport
 from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
 from adapters.notes.settings import SETTINGS_SCHEMA, NotesSettings, parse_settings
 from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption, row_counts
-from adapters.notes.sync import SyncReport
 from adapters.notes.watch import Watcher
 
 if TYPE_CHECKING:

@@ -27,9 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from adapter_sdk.workdir import held_elsewhere, held_for, lease
+from adapters.notes.report import SyncReport
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import IndexWriteError, Store, is_corruption
-from adapters.notes.sync import SyncReport, sync
 
 KEEP_RUNS = 32
 BUSY_RETRY_S = 0.5  # between tries while another process holds the index for writing
@@ -283,6 +283,8 @@ class Catchup:
             return self._sync(True, True, [], {})
 
     def _sync(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> SyncReport:
+        from adapters.notes.sync import sync  # only a process with index work to do loads it
+
         only = None if sweep else paths
         report = sync(
             self.store, self.root, self.settings, full=full, only=only,

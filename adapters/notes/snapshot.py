@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.notes.gitrepo import GitRepo
+from adapters.notes.report import SyncReport
 from adapters.notes.scan import FileStat, excluded_dir, wanted
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
-from adapters.notes.sync import NoteBytes, SyncReport, index_notes
+from adapters.notes.sync import NoteBytes, index_notes
 
 KEEP = 4
 SNAPSHOT_DIR = "snapshots"
