@@ -32,6 +32,10 @@ TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 BUSY_TIMEOUT_MS = 5000  # how long a statement waits on another connection's lock
 BULK_CHECKPOINT_PAGES = 16384  # 64 MB of WAL between checkpoints during a large run
+# A large run's page cache. Past a few thousand notes the index's B-trees outgrow
+# SQLite's default 2 MiB, and every insert re-reads their pages from the file: a first
+# build of 100k notes took 81-90 s with the default, 67-70 s with this.
+BULK_CACHE_KIB = 32 << 10
 _CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
 SCHEMA = f"""
@@ -292,18 +296,22 @@ class Store:
     @contextmanager
     def bulk(self) -> Iterator[None]:
         """Write a large run of batches without waiting on the disk: no sync per
-        checkpoint and fewer, larger checkpoints, on this thread's connection. A killed
+        checkpoint, fewer and larger checkpoints, and a page cache the index's B-trees
+        fit in (given back when the run ends), on this thread's connection. A killed
         process loses nothing committed (the writes are in the operating system's hands);
         a machine that loses power mid-run may leave a file that fails its check, which
         is rebuilt like any corrupt index."""
         conn = self.conn()
         conn.execute("PRAGMA synchronous=OFF")
         conn.execute(f"PRAGMA wal_autocheckpoint={BULK_CHECKPOINT_PAGES}")
+        previous_cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+        conn.execute(f"PRAGMA cache_size=-{BULK_CACHE_KIB}")
         try:
             yield
         finally:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA wal_autocheckpoint=1000")
+            conn.execute(f"PRAGMA cache_size={previous_cache}")  # its pages are freed
 
     def meta(self, key: str, default: str = "") -> str:
         row = self.conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

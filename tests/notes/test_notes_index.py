@@ -10,7 +10,7 @@ import pytest
 
 from adapters.notes.scan import settled
 from adapters.notes.settings import NotesSettings
-from adapters.notes.store import IndexWriteError, Store
+from adapters.notes.store import BULK_CACHE_KIB, IndexWriteError, Store
 from adapters.notes.sync import sync
 from tests.support.together import run_together
 
@@ -144,6 +144,26 @@ def test_stopped_sync_keeps_its_committed_batches_and_resumes(
     assert (resumed.complete, resumed.files_read) == (True, 5)
     assert index.meta("build_complete") == "1"
     assert index.meta("note_count") == "25"
+
+
+def test_a_bulk_load_writes_through_a_large_page_cache_and_gives_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "many"
+    for number in range(6):
+        write_note(root, f"n{number}.md", f"# N {number}\n\nplover {number}\n")
+    index = Store(str(tmp_path / "many.sqlite3"), str(root), NotesSettings().digest)
+    index.open()
+    default = index.conn().execute("PRAGMA cache_size").fetchone()[0]
+    monkeypatch.setattr("adapters.notes.sync.BULK_AFTER", 5)
+    monkeypatch.setattr("adapters.notes.sync.BATCH_FILES", 2)
+    caches: list[int] = []
+    report = sync(index, str(root), NotesSettings(), progress=lambda _: caches.append(
+        index.conn().execute("PRAGMA cache_size").fetchone()[0]))
+    assert report.complete and report.files_read == 6
+    before, *batches = caches  # progress is told once before the load, then after each batch
+    assert before == default and set(batches) == {-BULK_CACHE_KIB} and len(batches) == 3
+    assert index.conn().execute("PRAGMA cache_size").fetchone()[0] == default != -BULK_CACHE_KIB
 
 
 def _counted(index: Store) -> tuple[str, str]:
