@@ -95,6 +95,36 @@ def scan(root: str, settings: NotesSettings) -> ScanResult:
     return result
 
 
+def folders(root: str, settings: NotesSettings) -> list[str]:
+    """Every folder :func:`scan` enters, ``root`` first, by the path it is reached at.
+    Only folders are looked at: a file's entry is told apart by its type, never stat'ed."""
+    real_root = os.path.realpath(root)
+    visited = {real_root}
+    found: list[str] = []
+    pending = [root]
+    while pending:
+        directory = pending.pop()
+        found.append(directory)
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if not entry.is_dir(follow_symlinks=True):
+                    continue
+            except OSError:
+                continue
+            if excluded_dir(entry.name, settings):
+                continue
+            real = os.path.realpath(entry.path)
+            if real in visited or not inside(real, real_root):
+                continue
+            visited.add(real)
+            pending.append(entry.path)
+    return found
+
+
 def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root + os.sep)
 

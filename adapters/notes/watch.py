@@ -7,8 +7,11 @@ watch is in place a sweep runs, so a change made before it started is caught
 too; from the end of that sweep a search needs no folder check at all. Until
 then searches check the folder as an unwatched adapter's do, and do not wait
 for that sweep unless it finds notes to read.
-A change to something that is not a note (a folder created, moved or removed)
-asks for a sweep, since its contents are not named by the event.
+Each folder the scan enters is watched on its own (not the notifier's recursive
+mode, which walks every file first). A change to something that is not a note (a
+folder created, moved or removed) has the folders watched afresh and then swept,
+since its contents are not named by the event; until that sweep ends, searches
+check the folder again.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from adapters.notes.catchup import Catchup
-from adapters.notes.scan import excluded_dir, wanted
+from adapters.notes.scan import excluded_dir, folders, wanted
 from adapters.notes.settings import NotesSettings
 
 DEBOUNCE_MS = 200
@@ -65,26 +69,45 @@ class Watcher:
         try:
             from watchfiles._rust_notify import RustNotify
 
-            notify = RustNotify([self.root], False, False, POLL_MS, True, True)
+            notify = self._notifier(RustNotify)
         except Exception as exc:  # no notifier here: the search keeps checking instead
             self.error = f"cannot watch the notes folder: {exc}"
             return
-        self.ready_at = time.time()
-        self.catchup.sweep(verify=True)
+        first = True
         try:
             while not self._stop.is_set():
+                if notify is None:  # the folders changed: watch them as they are now
+                    notify = self._notifier(RustNotify)
+                if first or self.ready_at is None:
+                    self.ready_at = time.time()
+                    # after the watch is in place, so what changed before it is caught too
+                    self.catchup.sweep(verify=first)
+                    first = False
                 changes = notify.watch(DEBOUNCE_MS, STEP_MS, POLL_MS, self._stop)
                 if isinstance(changes, str):
                     if changes != "timeout":  # "stop" or "signal"
                         break
                     continue
-                self._apply({path for _, path in changes})
+                if self._apply({path for _, path in changes}):
+                    notify.close()
+                    notify, self.ready_at = None, None
         except Exception as exc:  # the watch broke: searches fall back to checking
             self.error = f"the folder watch stopped: {exc}"
         finally:
-            notify.close()
+            if notify is not None:
+                notify.close()
 
-    def _apply(self, paths: set[str]) -> None:
+    def _notifier(self, notifier: Any) -> Any:
+        """A notifier on each folder a scan enters, one inotify watch apiece. The
+        notifier's own recursive mode walks every file under the root first, holding the
+        interpreter's lock throughout: at 100k notes every search stalled for 455 ms."""
+        # a folder gone between listing and watching is passed over: its going is an
+        # event in the folder that held it
+        return notifier(folders(self.root, self.settings), False, False, POLL_MS, False, True)
+
+    def _apply(self, paths: set[str]) -> bool:
+        """Hand the changed notes to the catch-up; True when a folder appeared, went or
+        moved, so the folders are watched afresh (and then swept)."""
         notes: list[str] = []
         sweep = False
         for path in paths:
@@ -98,6 +121,5 @@ class Watcher:
                 notes.append(rel)
             elif os.path.isdir(path) or self.known_dir(rel):
                 sweep = not excluded_dir(parts[-1], self.settings) or sweep
-        if sweep:
-            self.catchup.sweep()
         self.catchup.enqueue(notes)
+        return sweep

@@ -189,6 +189,32 @@ def test_a_watched_folder_applies_an_edit_without_checking_at_search_time(tmp_pa
         assert result["outcome"] == "success"
 
 
+def _found_watched(adapter: NotesProcess, query: str) -> dict[str, Any]:
+    """The first answer to ``query`` that has candidates, every answer meanwhile given
+    from a watched folder with no check at search time."""
+    give_up = time.monotonic() + 60
+    while True:
+        result = adapter.search(query)
+        if result["candidates"] and result["diagnostics"]["freshness"]["mode"] == "watched":
+            return result
+        assert time.monotonic() < give_up, f"{query!r} was never found in the watched folder"
+        time.sleep(0.02)
+
+
+def test_a_folder_made_after_the_watch_began_is_swept_and_then_watched(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    with _watched(root, tmp_path / "work", notes=20) as adapter:
+        (root / "later" / "deeper").mkdir(parents=True)
+        note = root / "later" / "deeper" / "curlew.md"
+        note.write_text("# Curlew\n\ncurlew over the saltmarsh\n")
+        found = _found_watched(adapter, "curlew saltmarsh")
+        assert found["candidates"][0]["source_record_id"] == "later/deeper/curlew.md"
+        with note.open("a") as handle:  # in place: seen only by a watch on the new folder
+            handle.write("\nwhimbrel at dusk\n")
+        found = _found_watched(adapter, "whimbrel dusk")
+        assert found["candidates"][0]["source_record_id"] == "later/deeper/curlew.md"
+
+
 def _built(tmp_path: Path, count: int) -> tuple[Catchup, Path]:
     root = tmp_path / "notes"
     _corpus(root, count)

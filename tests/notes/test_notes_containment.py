@@ -87,3 +87,24 @@ def test_reading_checks_the_file_opened_not_the_path(tmp_path: Path) -> None:
     for rel in ("escape.md", "sub/x.md"):
         with pytest.raises(OutsideRoot):
             read_inside(str(root), rel, 100)
+
+
+def test_the_folders_watched_are_those_a_scan_enters_and_none_outside(tmp_path: Path) -> None:
+    from adapters.notes.scan import folders, scan
+    from adapters.notes.settings import NotesSettings
+
+    root, outside = tmp_path / "notes", tmp_path / "elsewhere"
+    for folder in ("a/deep", "b", ".git/objects", "node_modules/pkg"):
+        write_note(root / folder, "n.md", "# N\n")
+    write_note(outside, "secret.md", "# Secret\n")
+    (root / "to-elsewhere").symlink_to(outside, target_is_directory=True)
+    (root / "to-b").symlink_to(root / "b", target_is_directory=True)  # inside: entered once
+    (root / "loop").symlink_to(root, target_is_directory=True)
+
+    settings = NotesSettings(exclude_dirs=(".git", "node_modules"))
+    watched = folders(str(root), settings)
+    assert watched[0] == str(root)
+    listed = sorted(os.path.relpath(path, root) for path in watched[1:])
+    assert len(listed) == 3 and {"a", "a/deep"} <= set(listed)
+    assert listed[-1] in ("b", "to-b")  # whichever path reached it first
+    assert set(scan(str(root), settings).dirs) == {"", *listed}
