@@ -15,7 +15,9 @@ refresh step built):
   (``SPECIFIC_QUERIES``);
 * ``recall serve`` with 8 concurrent clients x 50 queries, each client on its
   own keep-alive connection: errors (any status but 200, or a connection
-  failure) and latency percentiles;
+  failure) and latency percentiles, from the server's start (its adapter begins
+  watching the folder 5 s in, and sweeps it once to be sure of it, during this
+  load) and again once the notes source reports its folder watched;
 * peak RSS of the process tree: the cold query's (``/proc`` sampled every
   2 ms, the command and its adapter) and the server's while under that load.
 
@@ -44,6 +46,7 @@ QUERIES = ("postgres backup restore", "wireguard certificate renewal", "grafana 
 # show the same resident broker on questions shaped like that.
 SPECIFIC_QUERIES = ("w00300 w00520", "w00410 w00980 w00330", "w00600 w00750")
 CLIENTS = 8
+WATCH_WAIT_S = 120.0
 FIRST_COMMAND_RUNS = 3
 QUERIES_PER_CLIENT = 50
 NAME = "resident"
@@ -79,12 +82,21 @@ def rows(size: str, result: dict[str, Any]) -> list[tuple[str, str, str]]:
          f"{result['resident_p95_ms']} ms p95", target.get("resident", "")),
         (f"[{size}] resident query, words in 1-3% of chunks", f"{result['resident_specific_median_ms']} ms"
          f" median, {result['resident_specific_p95_ms']} ms p95", ""),
-        (f"[{size}] serve, {result['serve_clients']} clients x {result['serve_queries_per_client']}",
+        (f"[{size}] serve, {result['serve_clients']} clients x {result['serve_queries_per_client']}, "
+         "from the server's start",
          f"{result['serve_errors']} errors, p50 {result['serve_p50_ms']} ms, p95 {result['serve_p95_ms']} ms",
          target.get("serve", "")),
+        (f"[{size}] the same, once the folder is watched", _watched_row(result), target.get("serve", "")),
         (f"[{size}] peak RSS, tree (cold query / serve under load)",
          f"{result['cold_peak_rss_tree_mb']} MB / {result['serve_peak_rss_tree_mb']} MB", target.get("rss", "")),
     ]
+
+
+def _watched_row(result: dict[str, Any]) -> str:
+    if result.get("serve_watched_p95_ms") is None:
+        return f"never watched within {WATCH_WAIT_S:g} s"
+    return (f"{result['serve_watched_errors']} errors, p50 {result['serve_watched_p50_ms']} ms, "
+            f"p95 {result['serve_watched_p95_ms']} ms (watched {result['serve_watched_after_s']} s after that load)")
 
 
 def _resident(env: Any, runs: Any, flags: tuple[str, ...]) -> dict[str, Any]:
@@ -129,6 +141,8 @@ def _timed(env: Any, variables: dict[str, str], *args: str) -> tuple[float, int]
 
 
 def _concurrent_serve(env: Any, runs: Any) -> dict[str, Any]:
+    """The load twice: from the server's start (its adapter begins watching the folder
+    meanwhile, and sweeps it once to be sure of it), and again once the folder is watched."""
     server = subprocess.Popen(
         [*env.recall, "serve", "--addr", "127.0.0.1:0", "--profile", "cli"],
         env=env.vars, cwd=env.home, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -141,50 +155,13 @@ def _concurrent_serve(env: Any, runs: Any) -> dict[str, Any]:
         warm = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         _post(warm, QUERIES[0])  # starts the adapter
         warm.close()
-        latencies: list[float] = []
-        errors: list[str] = []
-        sampling = threading.Event()
-        peak = [0]
-
-        def sample() -> None:
-            while not sampling.is_set():
-                peak[0] = max(peak[0], tree_rss_kb(server.pid))
-                time.sleep(0.002)
-
-        def client(number: int) -> None:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-            for index in range(per_client):
-                started = time.perf_counter()
-                try:
-                    status = _post(connection, QUERIES[(number + index) % len(QUERIES)])
-                except (OSError, http.client.HTTPException) as exc:
-                    errors.append(type(exc).__name__)
-                    connection.close()
-                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-                    continue
-                latencies.append((time.perf_counter() - started) * 1000)
-                if status != 200:
-                    errors.append(str(status))
-            connection.close()
-
-        sampler = threading.Thread(target=sample)
-        sampler.start()
-        clients = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
-        for thread in clients:
-            thread.start()
-        for thread in clients:
-            thread.join()
-        sampling.set()
-        sampler.join()
-        return {
-            "serve_clients": CLIENTS,
-            "serve_queries_per_client": per_client,
-            "serve_errors": len(errors),
-            "serve_error_kinds": sorted(set(errors)),
-            "serve_p50_ms": median(latencies),
-            "serve_p95_ms": p95(latencies),
-            "serve_peak_rss_tree_mb": round(peak[0] / 1024, 1),
-        }
+        result = _load(server.pid, port, per_client, "serve")
+        waited = _until_watched(port)
+        result["serve_watched_after_s"] = waited
+        if waited is not None:
+            watched = _load(server.pid, port, per_client, "serve_watched")
+            result.update({key: value for key, value in watched.items() if "rss" not in key})
+        return result
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -192,6 +169,71 @@ def _concurrent_serve(env: Any, runs: Any) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+
+
+def _load(pid: int, port: int, per_client: int, prefix: str) -> dict[str, Any]:
+    """``CLIENTS`` clients at once, each on its own keep-alive connection."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    sampling = threading.Event()
+    peak = [0]
+
+    def sample() -> None:
+        while not sampling.is_set():
+            peak[0] = max(peak[0], tree_rss_kb(pid))
+            time.sleep(0.002)
+
+    def client(number: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        for index in range(per_client):
+            started = time.perf_counter()
+            try:
+                status = _post(connection, QUERIES[(number + index) % len(QUERIES)])
+            except (OSError, http.client.HTTPException) as exc:
+                errors.append(type(exc).__name__)
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                continue
+            latencies.append((time.perf_counter() - started) * 1000)
+            if status != 200:
+                errors.append(str(status))
+        connection.close()
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    clients = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
+    for thread in clients:
+        thread.start()
+    for thread in clients:
+        thread.join()
+    sampling.set()
+    sampler.join()
+    return {
+        f"{prefix}_clients": CLIENTS,
+        f"{prefix}_queries_per_client": per_client,
+        f"{prefix}_errors": len(errors),
+        f"{prefix}_error_kinds": sorted(set(errors)),
+        f"{prefix}_p50_ms": median(latencies),
+        f"{prefix}_p95_ms": p95(latencies),
+        f"{prefix}_peak_rss_tree_mb": round(peak[0] / 1024, 1),
+    }
+
+
+def _until_watched(port: int, limit_s: float = WATCH_WAIT_S) -> float | None:
+    """Seconds until the notes source reports its folder watched; None past ``limit_s``."""
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        while time.perf_counter() - started < limit_s:
+            connection.request("GET", "/v1/sources")
+            sources = json.loads(connection.getresponse().read())["sources"]
+            notes = next(source for source in sources if source["source_id"] == "notes")
+            if notes.get("health", {}).get("diagnostics", {}).get("freshness", {}).get("mode") == "watched":
+                return round(time.perf_counter() - started, 1)
+            time.sleep(0.25)
+    finally:
+        connection.close()
+    return None
 
 
 def _post(connection: http.client.HTTPConnection, query: str) -> int:

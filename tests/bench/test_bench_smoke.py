@@ -40,8 +40,9 @@ def test_smoke_run_writes_every_measure_to_the_json_report(tmp_path: Path) -> No
     assert set(resident) >= {
         "cold_median_ms", "resident_median_ms", "serve_errors", "serve_p95_ms",
         "cold_peak_rss_tree_mb", "serve_peak_rss_tree_mb", "first_command_ms", "after_start_ms",
+        "serve_watched_p95_ms", "serve_watched_after_s",
     }
     assert resident["resident_exit_codes"] == [0]
-    assert resident["serve_errors"] == 0
+    assert resident["serve_errors"] == resident["serve_watched_errors"] == 0
     assert b"cold query" in done.stdout
     assert b"resident query (CLI wall)" in done.stdout
