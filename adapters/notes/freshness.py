@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.notes.scan import excluded_dir, settled, wanted
+from adapters.notes.scan import decodable, excluded_dir, printable, settled, wanted
 from adapters.notes.settings import NotesSettings
 
 RECENT_NOTES = 256
@@ -85,6 +85,9 @@ def _relist(
         return False
     for entry in entries:
         rel = prefix + entry.name
+        if not decodable(entry.name):  # skipped or declined by the sweep, under its printed name
+            seen.add(printable(rel))
+            continue
         try:
             is_dir = entry.is_dir(follow_symlinks=True)
         except OSError:

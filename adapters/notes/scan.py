@@ -38,6 +38,8 @@ class ScanResult:
     skipped_links: list[str] = field(default_factory=list)
     # notes whose path holds '#', which a locator cannot name
     unaddressable: list[str] = field(default_factory=list)
+    # notes whose path is not UTF-8, which no locator (nor the index) can hold: printed
+    undecodable: list[str] = field(default_factory=list)
     # folder ('' for the root) -> its mtime when listed
     dirs: dict[str, int] = field(default_factory=dict)
     # for a scan of named paths only: every path asked about, present or gone
@@ -68,6 +70,9 @@ def scan(root: str, settings: NotesSettings) -> ScanResult:
         result.dirs[prefix.rstrip("/")] = mtime_ns
         for entry in entries:
             rel = prefix + entry.name
+            if not decodable(entry.name):
+                _undecodable(entry, printable(rel), settings, result)
+                continue
             is_link = entry.is_symlink()
             try:
                 info = entry.stat(follow_symlinks=True)
@@ -115,7 +120,7 @@ def folders(root: str, settings: NotesSettings) -> list[str]:
                     continue
             except OSError:
                 continue
-            if excluded_dir(entry.name, settings):
+            if excluded_dir(entry.name, settings) or not decodable(entry.name):
                 continue
             real = os.path.realpath(entry.path)
             if real in visited or not inside(real, real_root):
@@ -123,6 +128,33 @@ def folders(root: str, settings: NotesSettings) -> list[str]:
             visited.add(real)
             pending.append(entry.path)
     return found
+
+
+def decodable(name: str) -> bool:
+    """Whether a name read from the file system is UTF-8 (an undecodable byte is read as
+    a lone surrogate, which no UTF-8 text can carry)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(rel: str) -> str:
+    """``rel`` as text can hold it, each byte that is not UTF-8 written ``\\xNN``."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _undecodable(entry: os.DirEntry[str], shown: str, settings: NotesSettings, result: ScanResult) -> None:
+    """A folder whose name is not UTF-8 is skipped; a note so named is declined."""
+    try:
+        is_dir = entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return
+    if is_dir:
+        result.skipped_dirs.append(shown)
+    elif wanted(shown, shown.rsplit("/", 1)[-1], settings):
+        result.undecodable.append(shown)
 
 
 def inside(path: str, root: str) -> bool:

@@ -54,12 +54,16 @@ from adapters.notes.prepare import (
     prepare_file,
 )
 from adapters.notes.report import Progress, SyncReport
-from adapters.notes.scan import FileStat, ScanResult, scan, settled
+from adapters.notes.scan import FileStat, ScanResult, decodable, printable, scan, settled
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store, row_counts
 
 UNADDRESSABLE = "path contains '#', which a locator cannot name"
 UNADDRESSABLE_FIX = "rename the file without '#'"
+UNDECODABLE = "path is not UTF-8, which a locator cannot name"
+UNDECODABLE_FIX = "rename the file (or its folder) with a UTF-8 name"
+# the stat a work item carries for a file declined by its name alone, and why
+_NAMED_BADLY = {-1: (UNADDRESSABLE, UNADDRESSABLE_FIX), -2: (UNDECODABLE, UNDECODABLE_FIX)}
 BINARY = "contains NUL bytes: not a text note"
 BINARY_FIX = "add the path to the 'exclude' setting"
 CHECKPOINT_AFTER = 200
@@ -213,14 +217,19 @@ def oversize(size: int, settings: NotesSettings) -> tuple[str, str]:
 def _stat_paths(root: str, paths: Iterable[str]) -> ScanResult:
     """The named paths' stat; a path that is gone (or now a link) is left out, so the
     work for it is its removal."""
-    result = ScanResult(named=list(paths))
-    for rel in result.named:
+    result = ScanResult()
+    for rel in paths:
+        result.named.append(rel if decodable(rel) else printable(rel))
         try:
             info = os.stat(os.path.join(root, rel))
         except OSError:
             continue
-        if file_mode.S_ISREG(info.st_mode):
+        if not file_mode.S_ISREG(info.st_mode):
+            continue
+        if decodable(rel):
             result.files[rel] = FileStat(info.st_size, info.st_mtime_ns)
+        else:
+            result.undecodable.append(result.named[-1])
     return result
 
 
@@ -243,16 +252,15 @@ def _work(
         known = _known(conn, f"WHERE path IN ({marks})", names) if names else {}
     work: list[WorkItem] = []
     rechecks: list[WorkItem] = []
-    for rel in found.unaddressable:
-        if rel not in known:
-            work.append((rel, FileStat(-1, -1), False))
+    for size, names in ((-1, found.unaddressable), (-2, found.undecodable)):
+        work += [(rel, FileStat(size, size), False) for rel in names if rel not in known]
     for rel, stat in found.files.items():
         recorded = known.get(rel)
         if full or recorded is None or recorded[:2] != (stat.size, stat.mtime_ns):
             work.append((rel, stat, recorded is not None))
         elif not settled(recorded[1], recorded[2]):
             rechecks.append((rel, stat, True))
-    present = set(found.files) | set(found.unaddressable)
+    present = set(found.files) | set(found.unaddressable) | set(found.undecodable)
     work += [(rel, None, True) for rel in known if rel not in present]
     return work + rechecks, len(rechecks)
 
@@ -335,7 +343,7 @@ class _Updater:
                 self._forget(rel)
                 self.report.files_removed += 1
             elif stat.size < 0:
-                self.decline(rel, FileStat(0, 0), UNADDRESSABLE, UNADDRESSABLE_FIX)
+                self.decline(rel, FileStat(0, 0), *_NAMED_BADLY[stat.size])
             elif stat.size > self.settings.max_file_bytes:
                 self._forget_note(rel)
                 self.decline(rel, stat, *oversize(stat.size, self.settings))

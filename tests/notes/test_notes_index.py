@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.notes.freshness import SWEEP_BELOW, quick_check
 from adapters.notes.scan import settled
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import BULK_CACHE_KIB, IndexWriteError, Store
@@ -164,6 +165,28 @@ def test_a_bulk_load_writes_through_a_large_page_cache_and_gives_it_back(
     before, *batches = caches  # progress is told once before the load, then after each batch
     assert before == default and set(batches) == {-BULK_CACHE_KIB} and len(batches) == 3
     assert index.conn().execute("PRAGMA cache_size").fetchone()[0] == default != -BULK_CACHE_KIB
+
+
+def test_a_name_that_is_not_utf8_is_declined_once_whichever_way_it_is_found(
+    store: tuple[Store, Path]
+) -> None:
+    index, root = store
+    name = os.fsdecode(b"caf\xe9.md")
+    (root / name).write_bytes(b"# Cafe\n\nespresso\n")
+    named = sync(index, str(root), NotesSettings(), only=[name])  # as the watch hands it over
+    assert named.complete and named.changed
+    declined = "SELECT path, reason FROM declined"
+    assert index.conn().execute(declined).fetchall() == [("caf\\xe9.md", "path is not UTF-8, which a locator cannot name")]
+    swept = sync(index, str(root), NotesSettings())
+    assert (swept.complete, swept.changed, swept.files_removed) == (True, False, 0)
+    again = sync(index, str(root), NotesSettings(), only=[name])
+    assert (again.complete, again.changed) == (True, False)
+    os.utime(root)  # a cheap check lists the folder again: nothing there is news
+    check = quick_check(index.conn(), str(root), NotesSettings(), note_count=SWEEP_BELOW + 1)
+    assert (check.sweep, check.paths, list(check.dirs)) == (False, [], [""])
+    (root / name).unlink()
+    gone = sync(index, str(root), NotesSettings())
+    assert gone.changed and index.conn().execute(declined).fetchall() == []
 
 
 def _counted(index: Store) -> tuple[str, str]:

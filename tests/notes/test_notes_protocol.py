@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -286,6 +287,27 @@ def test_oversized_note_is_declined_with_its_fix_and_coverage_stays_complete(
         "reason": "larger than max_file_bytes (2807 > 1024 bytes)",
         "fix": "raise max_file_bytes to at least 2807, or add the path to the 'exclude' setting",
     }]
+
+
+def test_a_note_named_in_bytes_that_are_not_utf8_is_declined_and_the_rest_answer(
+    process: NotesProcess, notes_dir: Path, workdir: Path
+) -> None:
+    """One such name (a file from an old archive) stopped the whole index being built."""
+    write_note(notes_dir, "menu.md", "# Menu\n\nespresso tonic\n")
+    (notes_dir / os.fsdecode(b"caf\xe9.md")).write_bytes(b"# Cafe\n\nespresso doppio\n")
+    write_note(notes_dir / os.fsdecode(b"r\xe9sum\xe9"), "cv.md", "# CV\n\nespresso machine repair\n")
+    process.initialize(str(notes_dir), str(workdir))
+    result = process.search("espresso")
+    assert result["outcome"] == "success"
+    assert [c["source_record_id"] for c in result["candidates"]] == ["menu.md"]
+    health = process.health()
+    assert (health["status"], health["coverage"]) == ("healthy", "complete")
+    assert health["diagnostics"]["declined"] == [{
+        "path": "caf\\xe9.md",
+        "reason": "path is not UTF-8, which a locator cannot name",
+        "fix": "rename the file (or its folder) with a UTF-8 name",
+    }]
+    assert health["diagnostics"]["skipped_dirs_sample"] == ["r\\xe9sum\\xe9"]
 
 
 def test_invalid_utf8_is_indexed_with_replacement_and_reported(
