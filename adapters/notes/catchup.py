@@ -229,6 +229,8 @@ class Catchup:
                 waiting = held_elsewhere(exc)
                 if not waiting:
                     self.last_error = f"index update failed: {exc}"
+            except Exception as exc:  # a bug: said in health, and the thread lives on
+                self.last_error = f"index update failed: {type(exc).__name__}: {exc}"
             finally:
                 with self._cond:
                     if waiting:  # the work waits its turn, still pending

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from adapters.notes.adapter import INDEX_FILE
 from adapters.notes.catchup import ELSEWHERE_PATIENCE_S, INDEX_LEASE, Catchup
 from adapters.notes.settings import NotesSettings
@@ -438,6 +440,41 @@ def test_notes_rewritten_in_place_wholesale_are_swept_for_not_checked_in_part(tm
         assert wholesale["diagnostics"]["freshness"]["pending"] > NOTES // 2
     finally:
         adapter.close()
+
+
+def test_a_run_failing_unexpectedly_is_said_and_later_work_still_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in one run (a name the index could not hold did this) must not end the
+    catch-up thread, or the index would never be built in that process."""
+    import adapters.notes.sync
+
+    root = tmp_path / "notes"
+    _corpus(root, 20)
+    store = Store(str(tmp_path / INDEX_FILE), str(root), NotesSettings().digest)
+    store.open()
+    real_sync, runs = adapters.notes.sync.sync, []
+
+    def first_run_fails(*args: Any, **kwargs: Any) -> Any:
+        runs.append(1)
+        if len(runs) == 1:
+            raise UnicodeEncodeError("utf-8", "caf\udce9.md", 3, 4, "surrogates not allowed")
+        return real_sync(*args, **kwargs)
+
+    monkeypatch.setattr(adapters.notes.sync, "sync", first_run_fails)
+    catchup = Catchup(store, str(root), NotesSettings())
+    try:
+        catchup.sweep()
+        assert catchup.wait(60).idle
+        assert catchup.progress().error == (
+            "index update failed: UnicodeEncodeError: 'utf-8' codec can't encode character"
+            " '\\udce9' in position 3: surrogates not allowed"
+        )
+        catchup.sweep()
+        assert catchup.wait(60).idle and catchup.progress().error is None
+        assert store.meta("build_complete") == "1"
+    finally:
+        catchup.stop()
 
 
 def test_a_failing_upkeep_after_a_run_is_said_and_later_work_still_done(tmp_path: Path) -> None:
