@@ -19,6 +19,7 @@ _FENCE_OPEN = "---"
 _FENCE_CLOSE = ("---", "...")
 _KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*\s*:")
 _MAX_FRONT_MATTER_LINES = 200
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -107,7 +108,7 @@ def _text(front: FrontMatter, data: dict[Any, Any], key: str) -> str | None:
     if value is None:
         return None
     if isinstance(value, str | int | float) and not isinstance(value, bool):
-        text = str(value).strip()
+        text = _as_text(front, key, str(value).strip())
         return text or None
     front.problems.append(f"{key!r} must be a single value; got {type(value).__name__}")
     return None
@@ -121,10 +122,19 @@ def _text_list(front: FrontMatter, data: dict[Any, Any], key: str) -> list[str]:
     out = []
     for item in items:
         if isinstance(item, str | int | float) and not isinstance(item, bool) and str(item).strip():
-            out.append(str(item).strip())
+            out.append(_as_text(front, key, str(item).strip()))
         else:
             front.problems.append(f"{key!r} must be a string or a list of strings; got {item!r}")
     return list(dict.fromkeys(out))
+
+
+def _as_text(front: FrontMatter, key: str, value: str) -> str:
+    """``value`` with each lone surrogate (YAML's ``"\\udce9"`` escape makes one, and no
+    UTF-8 text can hold it) replaced by U+FFFD, and the problem recorded."""
+    if not _SURROGATE.search(value):
+        return value
+    front.problems.append(f"{key!r} holds an escaped lone surrogate, which is not text; shown as U+FFFD")
+    return _SURROGATE.sub("\ufffd", value)
 
 
 def _instant(front: FrontMatter, data: dict[Any, Any], key: str, end_of_day: bool) -> datetime | None:

@@ -165,3 +165,15 @@ def test_a_row_skipped_untokenized_holds_none_of_the_terms(row: str, terms: set[
     finds exactly the terms tokenizing the row would: markup inside words and non-ASCII
     text are tokenized as before."""
     assert terms_in(row, terms) == set(tokenize(row)) & terms
+
+
+def test_an_escaped_lone_surrogate_in_front_matter_is_replaced_and_reported() -> None:
+    """YAML's "\\udce9" escape makes a string no UTF-8 text can hold; a note holding one
+    stopped every later note of its folder being indexed."""
+    front = parse_front_matter('title: "caf\\udce9 menu"\ntags: [espresso, "\\ud800"]\n')
+    assert (front.title, front.tags) == ("caf\ufffd menu", ["espresso", "\ufffd"])
+    assert front.problems == [
+        "'title' holds an escaped lone surrogate, which is not text; shown as U+FFFD",
+        "'tags' holds an escaped lone surrogate, which is not text; shown as U+FFFD",
+    ]
+    "".join([front.title, *front.tags]).encode("utf-8")  # what the index writes
