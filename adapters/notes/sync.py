@@ -32,7 +32,6 @@ changes.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 import stat as file_mode
@@ -40,6 +39,9 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Any
+
+import orjson
 
 from adapters.notes.parse_worker import PARALLEL_AFTER, Preparers, Request
 from adapters.notes.prepare import (
@@ -521,7 +523,7 @@ class _Updater:
         per row (a search thread running meanwhile never stalls the writer row by row)."""
         rows, conn = self.rows, self.conn
         if self.note_deletes:
-            gone = json.dumps(self.note_deletes)
+            gone = _json(self.note_deletes)
             conn.execute(
                 "DELETE FROM chunk_text WHERE rowid IN (SELECT id FROM chunks WHERE note_id IN"
                 " (SELECT value FROM json_each(?)))", (gone,),
@@ -530,21 +532,21 @@ class _Updater:
                 conn.execute(sql, (gone,))
             self.note_deletes.clear()
         if self.chunk_deletes:
-            gone = json.dumps(self.chunk_deletes)
+            gone = _json(self.chunk_deletes)
             conn.execute("DELETE FROM chunk_text WHERE rowid IN (SELECT value FROM json_each(?))", (gone,))
             conn.execute("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (gone,))
             self.chunk_deletes.clear()
         if self.replaced_notes:
-            gone = json.dumps(self.replaced_notes)
+            gone = _json(self.replaced_notes)
             for sql in _DELETES[1:]:  # the note's row and identifiers; its chunks were sorted out
                 conn.execute(sql, (gone,))
             self.replaced_notes.clear()
         if self.chunk_moves:
-            conn.execute(_MOVE_SQL, (json.dumps(self.chunk_moves, ensure_ascii=False),))
+            conn.execute(_MOVE_SQL, (_json(self.chunk_moves),))
             self.chunk_moves.clear()
         for table, columns in _COLUMNS.items():
             if rows[table]:
-                conn.execute(_insert_sql(table, columns), (json.dumps(rows[table], ensure_ascii=False),))
+                conn.execute(_insert_sql(table, columns), (_json(rows[table]),))
                 rows[table].clear()
         self.pending_bytes = 0
 
@@ -569,6 +571,12 @@ _MOVE_SQL = (
         for index, column in enumerate(_COLUMNS["chunks"]) if column != "id"
     ) + " FROM json_each(?) AS moved WHERE chunks.id = json_extract(moved.value, '$[0]')"
 )
+
+
+def _json(rows: list[Any]) -> str:
+    """``rows`` as the JSON text ``json_each`` reads. orjson writes it five times as fast as
+    ``json`` (which took 5 of the 70 s of a first build of 100k notes, on the writer's thread)."""
+    return orjson.dumps(rows).decode()
 
 
 def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
