@@ -126,14 +126,20 @@ def test_a_full_disk_is_named_and_the_previous_index_stays_usable(store: tuple[S
     assert hits.fetchone()[0] > 0
 
 
-def test_stopped_sync_keeps_its_committed_batches_and_resumes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _unindexed(tmp_path: Path, notes: int) -> tuple[Store, Path]:
+    """A folder of ``notes`` small notes and its index, opened and empty."""
     root = tmp_path / "many"
-    for number in range(25):
+    for number in range(notes):
         write_note(root, f"n{number:02d}.md", f"# N {number}\n\nplover {number}\n")
     index = Store(str(tmp_path / "many.sqlite3"), str(root), NotesSettings().digest)
     index.open()
+    return index, root
+
+
+def test_stopped_sync_keeps_its_committed_batches_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index, root = _unindexed(tmp_path, 25)
     monkeypatch.setattr("adapters.notes.sync.BATCH_FILES", 10)
     batches: list[int] = []
     stopped = sync(index, str(root), NotesSettings(), should_stop=lambda: len(batches) >= 3,
@@ -150,11 +156,7 @@ def test_stopped_sync_keeps_its_committed_batches_and_resumes(
 def test_a_bulk_load_writes_through_a_large_page_cache_and_gives_it_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "many"
-    for number in range(6):
-        write_note(root, f"n{number}.md", f"# N {number}\n\nplover {number}\n")
-    index = Store(str(tmp_path / "many.sqlite3"), str(root), NotesSettings().digest)
-    index.open()
+    index, root = _unindexed(tmp_path, 6)
     default = index.conn().execute("PRAGMA cache_size").fetchone()[0]
     monkeypatch.setattr("adapters.notes.sync.BULK_AFTER", 5)
     monkeypatch.setattr("adapters.notes.sync.BATCH_FILES", 2)
