@@ -32,10 +32,11 @@ TITLE_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 BUSY_TIMEOUT_MS = 5000  # how long a statement waits on another connection's lock
 BULK_CHECKPOINT_PAGES = 16384  # 64 MB of WAL between checkpoints during a large run
-# A large run's page cache. Past a few thousand notes the index's B-trees outgrow
+# A first build's page cache. Past a few thousand notes the index's B-trees outgrow
 # SQLite's default 2 MiB, and every insert re-reads their pages from the file: a first
-# build of 100k notes took 81-90 s with the default, 67-70 s with this.
-BULK_CACHE_KIB = 32 << 10
+# build of 100k notes took 48-49 s with the default, 40-45 s with this (and 67-70 s
+# against 81-90 s on a slower day of the same machine).
+BUILD_CACHE_KIB = 32 << 10
 _CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
 SCHEMA = f"""
@@ -294,18 +295,20 @@ class Store:
                 raise IndexWriteError(f"{refused} at {self.path}") from exc
 
     @contextmanager
-    def bulk(self) -> Iterator[None]:
+    def bulk(self, *, first_build: bool = False) -> Iterator[None]:
         """Write a large run of batches without waiting on the disk: no sync per
-        checkpoint, fewer and larger checkpoints, and a page cache the index's B-trees
-        fit in (given back when the run ends), on this thread's connection. A killed
-        process loses nothing committed (the writes are in the operating system's hands);
-        a machine that loses power mid-run may leave a file that fails its check, which
-        is rebuilt like any corrupt index."""
+        checkpoint and fewer, larger checkpoints, on this thread's connection; a first
+        build also gets a page cache the index's B-trees fit in, given back when it ends
+        (a resident adapter's later bulk edits keep the default, and their memory). A
+        killed process loses nothing committed (the writes are in the operating system's
+        hands); a machine that loses power mid-run may leave a file that fails its check,
+        which is rebuilt like any corrupt index."""
         conn = self.conn()
         conn.execute("PRAGMA synchronous=OFF")
         conn.execute(f"PRAGMA wal_autocheckpoint={BULK_CHECKPOINT_PAGES}")
         previous_cache = conn.execute("PRAGMA cache_size").fetchone()[0]
-        conn.execute(f"PRAGMA cache_size=-{BULK_CACHE_KIB}")
+        if first_build:
+            conn.execute(f"PRAGMA cache_size=-{BUILD_CACHE_KIB}")
         try:
             yield
         finally:

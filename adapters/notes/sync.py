@@ -126,7 +126,7 @@ def sync(
     if parallel is None:
         parallel = reads >= PARALLEL_AFTER and (os.cpu_count() or 1) > 1
     with Preparers(root, settings, parallel=parallel) as preparers, (
-        store.bulk() if reads >= BULK_AFTER else nullcontext()
+        store.bulk(first_build=not store.meta("build_complete")) if reads >= BULK_AFTER else nullcontext()
     ):
         if slices:
             preparers.submit(_requests(store.conn(), slices[0], full, settings))

@@ -11,7 +11,7 @@ import pytest
 from adapters.notes.freshness import SWEEP_BELOW, quick_check
 from adapters.notes.scan import settled
 from adapters.notes.settings import NotesSettings
-from adapters.notes.store import BULK_CACHE_KIB, IndexWriteError, Store
+from adapters.notes.store import BUILD_CACHE_KIB, IndexWriteError, Store
 from adapters.notes.sync import sync
 from tests.support.together import run_together
 
@@ -153,20 +153,27 @@ def test_stopped_sync_keeps_its_committed_batches_and_resumes(
     assert index.meta("note_count") == "25"
 
 
-def test_a_bulk_load_writes_through_a_large_page_cache_and_gives_it_back(
+def test_a_first_build_writes_through_a_large_page_cache_and_a_bulk_edit_does_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The cache speeds a first build; a resident adapter's bulk edits keep its memory."""
     index, root = _unindexed(tmp_path, 6)
     default = index.conn().execute("PRAGMA cache_size").fetchone()[0]
     monkeypatch.setattr("adapters.notes.sync.BULK_AFTER", 5)
     monkeypatch.setattr("adapters.notes.sync.BATCH_FILES", 2)
-    caches: list[int] = []
-    report = sync(index, str(root), NotesSettings(), progress=lambda _: caches.append(
-        index.conn().execute("PRAGMA cache_size").fetchone()[0]))
-    assert report.complete and report.files_read == 6
-    before, *batches = caches  # progress is told once before the load, then after each batch
-    assert before == default and set(batches) == {-BULK_CACHE_KIB} and len(batches) == 3
-    assert index.conn().execute("PRAGMA cache_size").fetchone()[0] == default != -BULK_CACHE_KIB
+
+    def caches_of_a_run() -> list[int]:
+        caches: list[int] = []
+        report = sync(index, str(root), NotesSettings(), progress=lambda _: caches.append(
+            index.conn().execute("PRAGMA cache_size").fetchone()[0]))
+        assert report.complete and report.files_read == 6
+        return caches[1:]  # progress is told once before the run, then after each batch
+
+    assert caches_of_a_run() == [-BUILD_CACHE_KIB] * 3
+    assert index.conn().execute("PRAGMA cache_size").fetchone()[0] == default != -BUILD_CACHE_KIB
+    for note in root.iterdir():
+        note.write_text(note.read_text() + "\nbulk edit\n")
+    assert caches_of_a_run() == [default] * 3
 
 
 def test_a_name_that_is_not_utf8_is_declined_once_whichever_way_it_is_found(
