@@ -1,5 +1,5 @@
 """A started ``subprocess.Popen`` driven by the event loop: its pipes read and written
-without blocking (``anyio.wait_readable`` / ``wait_writable``), its exit polled.
+without blocking (``anyio.wait_readable`` / ``wait_writable``), its exit awaited.
 
 Adapters are launched by :func:`broker.prestart.launch`, sometimes before any
 event loop exists, so the loop adopts the process rather than starting it.
@@ -88,8 +88,32 @@ class PipeProcess:
         return self._popen.poll()
 
     async def wait(self) -> int:
+        """The exit status once the process has ended: woken by the kernel where it gives
+        a descriptor for the process (Linux), else polled. Polling noticed an adapter's
+        exit 4-7 ms late, on the path of every cold command's exit."""
+        if (code := self._popen.poll()) is not None:
+            return code
+        ended = _exit_descriptor(self.pid)
+        if ended is not None:
+            try:
+                await anyio.wait_readable(ended)  # readable once the process has ended
+            finally:
+                os.close(ended)
         delay = EXIT_POLL_FIRST
         while (code := self._popen.poll()) is None:
             await anyio.sleep(delay)
             delay = min(delay * 2, EXIT_POLL_MOST)
         return code
+
+
+def _exit_descriptor(pid: int) -> int | None:
+    """A descriptor that turns readable when ``pid`` ends (a pidfd); None where the
+    system has none. ``pid`` is still this process's child, unreaped, so it names it."""
+    open_pidfd = getattr(os, "pidfd_open", None)
+    if open_pidfd is None:
+        return None
+    try:
+        descriptor: int = open_pidfd(pid)
+    except OSError:
+        return None
+    return descriptor
