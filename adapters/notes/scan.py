@@ -132,7 +132,10 @@ def folders(root: str, settings: NotesSettings) -> list[str]:
 
 def decodable(name: str) -> bool:
     """Whether a name read from the file system is UTF-8 (an undecodable byte is read as
-    a lone surrogate, which no UTF-8 text can carry)."""
+    a lone surrogate, which no UTF-8 text can carry). Asked of every entry a scan lists,
+    so an ASCII name, nearly every one, is answered without encoding it."""
+    if name.isascii():
+        return True
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:

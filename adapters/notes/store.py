@@ -34,8 +34,7 @@ BUSY_TIMEOUT_MS = 5000  # how long a statement waits on another connection's loc
 BULK_CHECKPOINT_PAGES = 16384  # 64 MB of WAL between checkpoints during a large run
 # A first build's page cache. Past a few thousand notes the index's B-trees outgrow
 # SQLite's default 2 MiB, and every insert re-reads their pages from the file: a first
-# build of 100k notes took 48-49 s with the default, 40-45 s with this (and 67-70 s
-# against 81-90 s on a slower day of the same machine).
+# build of 100k notes took 48-49 s with the default, 40-45 s with this (paired runs).
 BUILD_CACHE_KIB = 32 << 10
 _CORRUPTION_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 

@@ -73,16 +73,16 @@ class Watcher:
         except Exception as exc:  # no notifier here: the search keeps checking instead
             self.error = f"cannot watch the notes folder: {exc}"
             return
-        first = True
+        verify = True  # the first sweep only makes sure; a later one follows a folder change
         try:
             while not self._stop.is_set():
                 if notify is None:  # the folders changed: watch them as they are now
                     notify = self._notifier(RustNotify)
-                if first or self.ready_at is None:
+                if self.ready_at is None:
                     self.ready_at = time.time()
                     # after the watch is in place, so what changed before it is caught too
-                    self.catchup.sweep(verify=first)
-                    first = False
+                    self.catchup.sweep(verify=verify)
+                    verify = False
                 changes = notify.watch(DEBOUNCE_MS, STEP_MS, POLL_MS, self._stop)
                 if isinstance(changes, str):
                     if changes != "timeout":  # "stop" or "signal"
