@@ -386,6 +386,12 @@ def request_frame(request_id: int | str, method: str, params: dict[str, Any]) ->
     return {"jsonrpc": JSONRPC, "id": request_id, "method": method, "params": params}
 
 
+def handshake_frame(params: InitializeParams) -> bytes:
+    """``recall/initialize`` as a broker writes it to a new adapter process: encoded,
+    and the process's first request, so id 1."""
+    return encode_frame(request_frame(1, Method.initialize, params.to_wire()))
+
+
 def notification_frame(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": JSONRPC, "method": method, "params": params}
 

@@ -29,13 +29,10 @@ from typing import Any
 import anyio
 
 from adapter_sdk.protocol import (
-    PROTOCOL_VERSION_MAX,
-    PROTOCOL_VERSION_MIN,
     AsOfSupport,
     Capability,
     HealthResult,
     HealthStatus,
-    InitializeParams,
     Manifest,
     SearchFilters,
     SearchOutcome,
@@ -53,7 +50,7 @@ from broker.contracts import (
     TimeoutBudget,
 )
 from broker.errors import PlanError, UnsatisfiableScope, UsageError
-from broker.reach import static_exclusion
+from broker.reach import init_params, static_exclusion
 from broker.supervise import AdapterClient, AdapterFailure, AdapterSpec, Supervisor
 
 HANDSHAKE_LIMIT = timedelta(seconds=10)
@@ -159,22 +156,13 @@ def _ns(delta: timedelta) -> int:
 
 def adapter_spec(config: Config, profile: str, source: SourceConfig) -> AdapterSpec:
     registration = config.adapter_for(source)
-    workdir = config.workdir(profile, source.source_uid)
     return AdapterSpec(
         source_uid=source.source_uid,
         source_id=source.source_id,
         argv=list(registration.argv),
         env=dict(registration.env),
-        workdir=workdir,
-        init_params=InitializeParams(
-            protocol_version_min=PROTOCOL_VERSION_MIN,
-            protocol_version_max=PROTOCOL_VERSION_MAX,
-            workdir=str(workdir),
-            source_id=source.source_id,
-            location=source.location,
-            base_dir=str(source.base_dir),
-            settings=source.settings or None,
-        ),
+        workdir=config.workdir(profile, source.source_uid),
+        init_params=init_params(config, profile, source),
     )
 
 

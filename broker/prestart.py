@@ -5,9 +5,11 @@ adapter spends most of its start-up importing itself; started first, the adapter
 boots on another CPU meanwhile. :func:`launch` starts a process exactly as
 :func:`broker.supervise.process.spawn` does (its own session, pipes for stdin,
 stdout and stderr, the workdir created 0700); :func:`start` does so ahead of
-time and keeps it under what ``spawn`` will be asked for, which :func:`take`
-hands over; :func:`discard` ends and reaps every one never taken, so none
-outlives the command. Standard library only: this runs before anything else.
+time, writes the handshake the spawn would write (so the adapter has opened its
+source by the time the broker asks anything), and keeps the process under what
+``spawn`` will be asked for, greeting included, which :func:`take` hands over;
+:func:`discard` ends and reaps every one never taken, so none outlives the
+command. Standard library only: this runs before anything else.
 """
 
 from __future__ import annotations
@@ -20,15 +22,23 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-# (source_uid, argv, env, workdir, cwd): what a spawn must be asked for to adopt a process
-Key = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None]
+# (source_uid, argv, env, workdir, cwd, greeting): what a spawn must be asked for to adopt a
+# process, the handshake frame it was greeted with included
+Key = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None, bytes]
 DISCARD_WAIT = 2.0
+# A pipe holds at least a page, so a greeting this long is written at once, whether or
+# not the adapter reads yet; a longer one could wait on an adapter that never reads,
+# and such a source is left to its spawn.
+MAX_GREETING_BYTES = 4096
 
 _started: dict[Key, tuple[subprocess.Popen[bytes], int]] = {}
 
 
-def key(source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None) -> Key:
-    return (source_uid, tuple(argv), tuple(sorted(env.items())), str(workdir), cwd)
+def key(
+    source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
+    greeting: bytes,
+) -> Key:
+    return (source_uid, tuple(argv), tuple(sorted(env.items())), str(workdir), cwd, greeting)
 
 
 def resolve_command(command: str, env: Mapping[str, str]) -> str | None:
@@ -49,13 +59,15 @@ def launch(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str |
 
 
 def start(
-    source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None = None
+    source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
+    greeting: bytes,
 ) -> None:
-    """Launch one source's adapter ahead of its spawn, unless one is launched for it
-    already. Anything that stops it (no such program, a workdir that cannot be made)
-    is left for the spawn to meet and report."""
-    wanted = key(source_uid, argv, env, workdir, cwd)
-    if not argv or not argv[0] or wanted in _started:
+    """Launch one source's adapter ahead of its spawn and write ``greeting`` (its
+    handshake request) to it, unless one is launched for it already. Anything that
+    stops it (no such program, a workdir that cannot be made, an adapter gone before
+    it was greeted) is left for the spawn to meet and report."""
+    wanted = key(source_uid, argv, env, workdir, cwd, greeting)
+    if not argv or not argv[0] or wanted in _started or len(greeting) > MAX_GREETING_BYTES:
         return
     environment = {**os.environ, **env}
     command = resolve_command(argv[0], environment)
@@ -66,6 +78,14 @@ def start(
         started_ns = time.perf_counter_ns()
         process = launch(command, argv, environment, cwd)
     except OSError:
+        return
+    try:
+        assert process.stdin is not None
+        greeted = process.stdin.write(greeting) == len(greeting)
+    except OSError:
+        greeted = False
+    if not greeted:
+        _end(process)
         return
     _started[wanted] = (process, started_ns)
 

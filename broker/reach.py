@@ -11,6 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from adapter_sdk.protocol import (
+    PROTOCOL_VERSION_MAX,
+    PROTOCOL_VERSION_MIN,
+    InitializeParams,
+    handshake_frame,
+)
 from broker import prestart
 from broker.config import Config, Profile, SourceConfig
 from broker.contracts import QueryRequest, SkipReason
@@ -34,23 +40,37 @@ def contacted(config: Config, profile: Profile, named: Sequence[str] | None) -> 
             yield source
 
 
-# (source_uid, argv, env, workdir, cwd): one call of broker.prestart.start
-Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None]
+def init_params(config: Config, profile: str, source: SourceConfig) -> InitializeParams:
+    """What ``source``'s adapter is told at the handshake when ``profile`` asks it."""
+    return InitializeParams(
+        protocol_version_min=PROTOCOL_VERSION_MIN,
+        protocol_version_max=PROTOCOL_VERSION_MAX,
+        workdir=str(config.workdir(profile, source.source_uid)),
+        source_id=source.source_id,
+        location=source.location,
+        base_dir=str(source.base_dir),
+        settings=source.settings or None,
+    )
+
+
+# (source_uid, argv, env, workdir, cwd, greeting): one call of broker.prestart.start
+Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None, bytes]
 
 
 def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
     """Launch the adapters of the members the request's plan will contact, ahead of
-    their spawn (:mod:`broker.prestart`): a cold command imports the broker meanwhile.
-    A request the plan refuses (an unknown profile, say) launches none. Returns what
-    it launched."""
+    their spawn (:mod:`broker.prestart`), each greeted with its handshake: a cold
+    command imports the broker meanwhile. A request the plan refuses (an unknown
+    profile, say) launches none. Returns what it launched."""
     profile = config.profiles.get(request.profile or config.defaults.profile)
     if profile is None:
         return []
     launches: list[Launch] = []
     for source in contacted(config, profile, list(request.scope.source_ids or []) or None):
         registration = config.adapter_for(source)
-        workdir = str(config.workdir(profile.name, source.source_uid))
+        params = init_params(config, profile.name, source)
+        greeting = handshake_frame(params)
         env = tuple(sorted(registration.env.items()))
-        launches.append((source.source_uid, tuple(registration.argv), env, workdir, None))
-        prestart.start(source.source_uid, registration.argv, registration.env, workdir)
+        launches.append((source.source_uid, tuple(registration.argv), env, params.workdir, None, greeting))
+        prestart.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting)
     return launches

@@ -151,6 +151,10 @@ class NotesAdapter(Adapter):
         available = self._unavailable_reason() is None
         if available and not self.store.meta("build_complete"):
             self.catchup.sweep()  # the first build (or the rest of a stopped one) starts now
+        elif available and self.ranker is not None and self._ranker_wanted():
+            # opened here rather than by the first search: a cold command greets its
+            # adapter at launch, and this runs while the broker is still importing itself
+            self.ranker.open()
         if available:
             timer = threading.Timer(WATCH_AFTER_S, self._warm)
             timer.daemon = True
@@ -298,13 +302,19 @@ class NotesAdapter(Adapter):
             return None, why
         return ranker, None
 
+    def _ranker_wanted(self) -> bool:
+        """Whether the folder, at its size now, is ranked by the ranker rather than FTS5."""
+        assert self.ranker is not None
+        chunks = row_counts(self._store().conn())[1]
+        return ranker_wanted(self.settings.ranker, chunks, self.ranker.exists())
+
     def _rank_upkeep(self) -> None:
         """After index work: bring the ranker up to date, or delete it when the folder
         is ranked by FTS5."""
         ranker, store = self.ranker, self._store()
         if ranker is None or not store.meta("build_complete") or not self._catchup().progress().idle:
             return  # the index is still changing: the ranker is brought up to date once it rests
-        if not ranker_wanted(self.settings.ranker, row_counts(store.conn())[1], ranker.exists()):
+        if not self._ranker_wanted():
             ranker.forget()
         elif ranker.may_build:
             ranker.nudge()

@@ -397,6 +397,11 @@ class Ranker:
     def exists(self) -> bool:
         return os.path.isdir(self.path)
 
+    def open(self) -> None:
+        """Open the index now (a few milliseconds), if it was built, rather than in the
+        first search."""
+        self._opened()
+
     def _opened(self) -> tantivy.Index | None:
         if self._index is None and os.path.exists(os.path.join(self.path, "meta.json")):
             import tantivy

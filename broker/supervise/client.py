@@ -30,6 +30,7 @@ from adapter_sdk.protocol import (
     SearchResult,
     WireModel,
     WireValidationError,
+    handshake_frame,
 )
 from broker.supervise.failure import (
     AdapterFailure,
@@ -315,7 +316,7 @@ class AdapterClient:
         pending = process.open_request()
         try:
             with anyio.move_on_at(min(deadline_at, limit_at)):
-                if await process.send_request(pending, Method.initialize, init.to_wire()):
+                if await process.send_handshake(pending, handshake_frame(init)):
                     await pending.done.wait()
                 else:
                     pending.done.set()

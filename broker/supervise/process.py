@@ -30,6 +30,7 @@ from adapter_sdk.protocol import (
     Method,
     SearchOutcome,
     encode_frame,
+    handshake_frame,
     notification_frame,
     request_frame,
 )
@@ -99,8 +100,11 @@ class Pending:
 
 
 class AdapterProcess:
-    def __init__(self, process: PipeProcess, source_id: str, capture: Capture, started_ns: int):
+    def __init__(
+        self, process: PipeProcess, source_id: str, capture: Capture, started_ns: int, *, greeted: bool = False
+    ):
         self.process = process
+        self.greeted = greeted  # its handshake was written at launch (``broker.prestart``)
         self.pid = process.pid
         self.source_id = source_id
         self.capture = capture
@@ -139,13 +143,22 @@ class AdapterProcess:
     def forget(self, pending: Pending) -> None:
         self._pending.pop(pending.key, None)
 
+    async def send_handshake(self, pending: Pending, frame: bytes) -> bool:
+        """Write the handshake ``frame`` (request 1, ``handshake_frame``), unless the
+        process was greeted with it at launch."""
+        assert pending.request_id == 1, "the handshake is a process's first request"
+        if self.greeted:
+            pending.sent = True
+            return not self.retired
+        return await self._send(frame, pending)
+
     async def send_request(self, pending: Pending, method: str, params: dict[str, Any]) -> bool:
-        return await self._send(request_frame(pending.request_id, method, params), pending)
+        return await self._send(encode_frame(request_frame(pending.request_id, method, params)), pending)
 
     async def send_cancel(self, pending: Pending) -> bool:
-        return await self._send(notification_frame(Method.cancel, {"id": pending.request_id}))
+        return await self._send(encode_frame(notification_frame(Method.cancel, {"id": pending.request_id})))
 
-    async def _send(self, message: dict[str, Any], pending: Pending | None = None) -> bool:
+    async def _send(self, frame: bytes, pending: Pending | None = None) -> bool:
         """Write one frame; False when the adapter can no longer be written to."""
         stdin = self.process.stdin
         if stdin is None or self.retired:
@@ -154,7 +167,7 @@ class AdapterProcess:
             async with self._write_lock:
                 if pending is not None:
                     pending.sent = True
-                await stdin.send(encode_frame(message))
+                await stdin.send(frame)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             return False
         return True
@@ -343,8 +356,10 @@ def _group_has_live_members(pgid: int) -> bool:
 
 async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> AdapterProcess:
     """Start the adapter in its own process group (or adopt the one a cold command
-    started for this very spec, ``broker.prestart``); its readers run in ``tasks``."""
-    started = prestart.take(prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd))
+    started and greeted for this very spec, ``broker.prestart``); its readers run in
+    ``tasks``."""
+    greeting = handshake_frame(spec.init_params)
+    started = prestart.take(prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd, greeting))
     if started is not None:
         popen, started_ns = started
     else:
@@ -359,7 +374,7 @@ async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> Adapte
             popen = prestart.launch(command, spec.argv, env, spec.cwd)
         except OSError as exc:
             raise _spawn_failure(spec, f"cannot start {spec.argv[0]!r}: {exc}") from None
-    adapter = AdapterProcess(PipeProcess(popen), spec.source_id, capture, started_ns)
+    adapter = AdapterProcess(PipeProcess(popen), spec.source_id, capture, started_ns, greeted=started is not None)
     tasks.start_soon(adapter.pump)
     return adapter
 

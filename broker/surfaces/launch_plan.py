@@ -6,7 +6,8 @@ adapters' own start is what it then waits for. So each query remembers what it
 launched, per configuration (the resident broker's key, :mod:`broker.surfaces.
 daemon.place`) and per shape of command line (its ``--profile`` and ``--scope``
 flags, as typed), and the next one with that shape launches the same processes
-first thing (:mod:`broker.prestart`).
+first thing, and writes each the handshake it was sent last time
+(:mod:`broker.prestart`).
 
 A remembered plan is a guess, never an instruction:
 
@@ -15,12 +16,14 @@ A remembered plan is a guess, never an instruction:
   removed from the configuration is not started again;
 * a process it started is used only if the query's own plan asks for exactly
   that process (:func:`broker.prestart.take` compares source, command,
-  environment and workdir); any other is ended with the command;
+  environment, workdir and the handshake it was greeted with); any other is ended
+  with the command;
 * it is read only from the private runtime folder, as a regular file owned by
   this user that nobody else can write, and written there atomically.
 
 Standard library only, and no ``json``: this runs before the broker is imported.
-Fields are NUL-separated, which no path, argument or environment value can hold.
+Fields are NUL-separated, which no path, argument, environment value or JSON frame
+can hold.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ if TYPE_CHECKING:
     from broker.config import Config
     from broker.reach import Launch
 
-FORMAT = "recall-launch-plan/1"
+FORMAT = "recall-launch-plan/2"
 SHAPE_FLAGS = ("--profile", "--scope")
 # a command line with one of these does not run a local broker, or runs none at all
 NOT_LOCAL = ("--server", "--auth-token-env", "--help", "-h")
@@ -65,8 +68,8 @@ class Plan:
         files, launches = parsed
         if any(file_state(path) != state for path, state in files):
             return 0
-        for source_uid, argv, env, workdir, cwd in launches:
-            prestart.start(source_uid, argv, dict(env), workdir, cwd)
+        for source_uid, argv, env, workdir, cwd, greeting in launches:
+            prestart.start(source_uid, argv, dict(env), workdir, cwd, greeting)
         return len(launches)
 
     def keep(self, config: Config, launches: list[Launch]) -> None:
@@ -128,11 +131,12 @@ def encode(files: Iterable[tuple[str, str]], launches: Iterable[Launch]) -> byte
     for path, state in files:
         fields += [path, state]
     fields.append(str(len(launches)))
-    for source_uid, argv, env, workdir, cwd in launches:
+    for source_uid, argv, env, workdir, cwd, greeting in launches:
         fields += [source_uid, workdir, "" if cwd is None else "=" + cwd, str(len(argv)), *argv]
         fields.append(str(len(env)))
         for name, value in env:
             fields += [name, value]
+        fields.append(greeting.decode("utf-8", "surrogateescape"))
     return "\0".join(fields).encode("utf-8", "surrogateescape")
 
 
@@ -150,7 +154,8 @@ def decode(data: bytes) -> tuple[list[tuple[str, str]], list[Launch]] | None:
             source_uid, workdir, cwd = next(fields), next(fields), next(fields)
             argv = tuple([next(fields) for _ in range(int(next(fields)))])
             env = tuple([(next(fields), next(fields)) for _ in range(int(next(fields)))])
-            launches.append((source_uid, argv, env, workdir, cwd[1:] if cwd else None))
+            greeting = next(fields).encode("utf-8", "surrogateescape")
+            launches.append((source_uid, argv, env, workdir, cwd[1:] if cwd else None, greeting))
     except (StopIteration, ValueError):
         return None
     if next(fields, None) is not None:
