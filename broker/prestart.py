@@ -5,9 +5,11 @@ adapter spends most of its start-up importing itself; started first, the adapter
 boots on another CPU meanwhile. :func:`launch` starts a process exactly as
 :func:`broker.supervise.process.spawn` does (its own session, pipes for stdin,
 stdout and stderr, the workdir created 0700); :func:`start` does so ahead of
-time, writes the handshake the spawn would write (so the adapter has opened its
-source by the time the broker asks anything), and keeps the process under what
-``spawn`` will be asked for, greeting included, which :func:`take` hands over;
+time and, given a greeting, writes the handshake the spawn would write, so the
+adapter has opened its source by the time the broker asks anything (a source a
+project file declares is never greeted: its settings are vetted first). The
+process is kept under what ``spawn`` will be asked for, which :func:`take` hands
+over if it was greeted with the spawn's own handshake or not at all;
 :func:`discard` ends and reaps every one never taken, so none outlives the
 command. Standard library only: this runs before anything else.
 """
@@ -22,23 +24,33 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-# (source_uid, argv, env, workdir, cwd, greeting): what a spawn must be asked for to adopt a
-# process, the handshake frame it was greeted with included
-Key = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None, bytes]
+# (source_uid, argv, env, workdir, cwd): what a spawn must be asked for to adopt a process
+Key = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None]
 DISCARD_WAIT = 2.0
 # A pipe holds at least a page, so a greeting this long is written at once, whether or
 # not the adapter reads yet; a longer one could wait on an adapter that never reads,
 # and such a source is left to its spawn.
 MAX_GREETING_BYTES = 4096
 
-_started: dict[Key, tuple[subprocess.Popen[bytes], int]] = {}
 
 
-def key(
-    source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
-    greeting: bytes,
-) -> Key:
-    return (source_uid, tuple(argv), tuple(sorted(env.items())), str(workdir), cwd, greeting)
+class Launched:
+    """A process started ahead of its spawn, and the handshake it was greeted with
+    (empty: none)."""
+
+    __slots__ = ("process", "started_ns", "greeting")
+
+    def __init__(self, process: subprocess.Popen[bytes], started_ns: int, greeting: bytes) -> None:
+        self.process = process
+        self.started_ns = started_ns  # perf_counter_ns at launch
+        self.greeting = greeting
+
+
+_started: dict[Key, Launched] = {}
+
+
+def key(source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None) -> Key:
+    return (source_uid, tuple(argv), tuple(sorted(env.items())), str(workdir), cwd)
 
 
 def resolve_command(command: str, env: Mapping[str, str]) -> str | None:
@@ -60,13 +72,13 @@ def launch(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str |
 
 def start(
     source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
-    greeting: bytes,
+    greeting: bytes = b"",
 ) -> None:
-    """Launch one source's adapter ahead of its spawn and write ``greeting`` (its
-    handshake request) to it, unless one is launched for it already. Anything that
-    stops it (no such program, a workdir that cannot be made, an adapter gone before
-    it was greeted) is left for the spawn to meet and report."""
-    wanted = key(source_uid, argv, env, workdir, cwd, greeting)
+    """Launch one source's adapter ahead of its spawn and write it ``greeting`` (its
+    handshake request, if given), unless one is launched for it already. Anything
+    that stops it (no such program, a workdir that cannot be made, an adapter gone
+    before it was greeted) is left for the spawn to meet and report."""
+    wanted = key(source_uid, argv, env, workdir, cwd)
     if not argv or not argv[0] or wanted in _started or len(greeting) > MAX_GREETING_BYTES:
         return
     environment = {**os.environ, **env}
@@ -79,23 +91,21 @@ def start(
         process = launch(command, argv, environment, cwd)
     except OSError:
         return
-    try:
-        assert process.stdin is not None
-        greeted = process.stdin.write(greeting) == len(greeting)
-    except OSError:
-        greeted = False
-    if not greeted:
+    if greeting and not _write(process, greeting):
         _end(process)
         return
-    _started[wanted] = (process, started_ns)
+    _started[wanted] = Launched(process, started_ns, greeting)
 
 
-def take(wanted: Key) -> tuple[subprocess.Popen[bytes], int] | None:
-    """The process started for ``wanted`` and when (``perf_counter_ns``), if one was
-    and still runs; it is the caller's from here on."""
+def take(wanted: Key, greeting: bytes) -> Launched | None:
+    """The process started for ``wanted``, if one was, still runs, and was greeted with
+    ``greeting`` or not at all; it is the caller's from here on. One greeted otherwise
+    is ended."""
     found = _started.pop(wanted, None)
-    if found is not None and found[0].poll() is not None:
-        _end(found[0])
+    if found is None:
+        return None
+    if found.process.poll() is not None or found.greeting not in (b"", greeting):
+        _end(found.process)
         return None
     return found
 
@@ -103,8 +113,17 @@ def take(wanted: Key) -> tuple[subprocess.Popen[bytes], int] | None:
 def discard() -> None:
     """End every process started and never taken, with everything in its group."""
     while _started:
-        _, (process, _) = _started.popitem()
-        _end(process)
+        _, launched = _started.popitem()
+        _end(launched.process)
+
+
+def _write(process: subprocess.Popen[bytes], data: bytes) -> bool:
+    """Whether ``data`` (no more than a pipe holds) went to the process's stdin whole."""
+    assert process.stdin is not None
+    try:
+        return process.stdin.write(data) == len(data)
+    except OSError:
+        return False
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:

@@ -59,8 +59,8 @@ Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | Non
 
 def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
     """Launch the adapters of the members the request's plan will contact, ahead of
-    their spawn (:mod:`broker.prestart`), each greeted with its handshake: a cold
-    command imports the broker meanwhile. A request the plan refuses (an unknown
+    their spawn (:mod:`broker.prestart`), each of the user's own greeted with its
+    handshake: a cold command imports the broker meanwhile. A request the plan refuses (an unknown
     profile, say) launches none. Returns what it launched."""
     profile = config.profiles.get(request.profile or config.defaults.profile)
     if profile is None:
@@ -69,7 +69,9 @@ def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
     for source in contacted(config, profile, list(request.scope.source_ids or []) or None):
         registration = config.adapter_for(source)
         params = init_params(config, profile.name, source)
-        greeting = handshake_frame(params)
+        # a project's source is told its settings only once they are vetted
+        # (``broker.project_settings``): it is launched, and greeted by its spawn
+        greeting = b"" if source.project_declared else handshake_frame(params)
         env = tuple(sorted(registration.env.items()))
         launches.append((source.source_uid, tuple(registration.argv), env, params.workdir, None, greeting))
         prestart.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting)

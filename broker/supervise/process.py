@@ -356,12 +356,12 @@ def _group_has_live_members(pgid: int) -> bool:
 
 async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> AdapterProcess:
     """Start the adapter in its own process group (or adopt the one a cold command
-    started and greeted for this very spec, ``broker.prestart``); its readers run in
-    ``tasks``."""
+    started for this very spec, greeted with its handshake or not at all,
+    ``broker.prestart``); its readers run in ``tasks``."""
     greeting = handshake_frame(spec.init_params)
-    started = prestart.take(prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd, greeting))
-    if started is not None:
-        popen, started_ns = started
+    launched = prestart.take(prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd), greeting)
+    if launched is not None:
+        popen, started_ns = launched.process, launched.started_ns
     else:
         env = {**os.environ, **spec.env}
         command = _resolve_command(spec, env)
@@ -374,7 +374,8 @@ async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> Adapte
             popen = prestart.launch(command, spec.argv, env, spec.cwd)
         except OSError as exc:
             raise _spawn_failure(spec, f"cannot start {spec.argv[0]!r}: {exc}") from None
-    adapter = AdapterProcess(PipeProcess(popen), spec.source_id, capture, started_ns, greeted=started is not None)
+    greeted = launched is not None and launched.greeting == greeting
+    adapter = AdapterProcess(PipeProcess(popen), spec.source_id, capture, started_ns, greeted=greeted)
     tasks.start_soon(adapter.pump)
     return adapter
 

@@ -6,8 +6,8 @@ adapters' own start is what it then waits for. So each query remembers what it
 launched, per configuration (the resident broker's key, :mod:`broker.surfaces.
 daemon.place`) and per shape of command line (its ``--profile`` and ``--scope``
 flags, as typed), and the next one with that shape launches the same processes
-first thing, and writes each the handshake it was sent last time
-(:mod:`broker.prestart`).
+first thing, and writes each of the user's own sources the handshake it was sent
+last time (:mod:`broker.prestart`).
 
 A remembered plan is a guess, never an instruction:
 
@@ -16,8 +16,8 @@ A remembered plan is a guess, never an instruction:
   removed from the configuration is not started again;
 * a process it started is used only if the query's own plan asks for exactly
   that process (:func:`broker.prestart.take` compares source, command,
-  environment, workdir and the handshake it was greeted with); any other is ended
-  with the command;
+  environment and workdir, and the handshake it was greeted with, if any); any
+  other is ended with the command;
 * it is read only from the private runtime folder, as a regular file owned by
   this user that nobody else can write, and written there atomically.
 

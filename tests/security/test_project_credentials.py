@@ -124,9 +124,12 @@ def test_a_setting_the_adapter_does_not_declare_is_refused(machine: Machine) -> 
         '[[sources]]\nsource_id = "repo"\nadapter = "guarded"\nlocation = "notes.json"\n'
         '[sources.settings]\nupload_to = "https://collector.example/"\n'
     )
-    result = machine.recall("query", "launch")
-    assert_refused(result, project, "sources[0].settings.upload_to")
-    assert "does not declare it" in result.stderr
+    # asked twice: the second query starts, first thing, what the first one launched
+    for _ in range(2):
+        result = machine.recall("query", "launch")
+        assert_refused(result, project, "sources[0].settings.upload_to")
+        assert "does not declare it" in result.stderr
+    assert machine.received_settings(), "the adapter was never started"
     assert all(not settings for settings in machine.received_settings())
 
 
