@@ -7,9 +7,13 @@ boots on another CPU meanwhile. :func:`launch` starts a process exactly as
 stdout and stderr, the workdir created 0700); :func:`start` does so ahead of
 time and, given a greeting, writes the handshake the spawn would write, so the
 adapter has opened its source by the time the broker asks anything (a source a
-project file declares is never greeted: its settings are vetted first). The
-process is kept under what ``spawn`` will be asked for, which :func:`take` hands
-over if it was greeted with the spawn's own handshake or not at all;
+project file declares is never greeted: its settings are vetted first).
+:func:`send_ahead` then writes a greeted process one request more, the health
+probe the broker makes first, which the adapter answers while the broker is still
+importing the code that reads the answer; the search still waits for that answer,
+as the plan orders. The process is kept under what ``spawn`` will be asked for,
+which :func:`take` hands over, with the request written ahead, if it was greeted
+with the spawn's own handshake or not at all;
 :func:`discard` ends and reaps every one never taken, so none outlives the
 command. Standard library only: this runs before anything else.
 """
@@ -21,29 +25,33 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 # (source_uid, argv, env, workdir, cwd): what a spawn must be asked for to adopt a process
 Key = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None]
 DISCARD_WAIT = 2.0
-# A pipe holds at least a page, so a greeting this long is written at once, whether or
-# not the adapter reads yet; a longer one could wait on an adapter that never reads,
-# and such a source is left to its spawn.
+# A pipe holds at least a page, so this much is written at once, whether or not the
+# adapter reads yet; more could wait on an adapter that never reads: a longer greeting
+# leaves its source to the spawn, a request that does not fit is not written ahead.
 MAX_GREETING_BYTES = 4096
+AHEAD_ID = 2  # the handshake is request 1
 
 
 
 class Launched:
-    """A process started ahead of its spawn, and the handshake it was greeted with
-    (empty: none)."""
+    """A process started ahead of its spawn: the handshake it was greeted with (empty:
+    none), and the request written to it next as ``(request id, method, params)``."""
 
-    __slots__ = ("process", "started_ns", "greeting")
+    __slots__ = ("process", "started_ns", "greeting", "written", "ahead")
 
     def __init__(self, process: subprocess.Popen[bytes], started_ns: int, greeting: bytes) -> None:
         self.process = process
         self.started_ns = started_ns  # perf_counter_ns at launch
         self.greeting = greeting
+        self.written = len(greeting)  # bytes written to its stdin
+        self.ahead: tuple[int, str, Any] | None = None
 
 
 _started: dict[Key, Launched] = {}
@@ -95,6 +103,25 @@ def start(
         _end(process)
         return
     _started[wanted] = Launched(process, started_ns, greeting)
+
+
+def send_ahead(wanted: Key, method: str, params: Any, frame: Callable[[int], bytes]) -> None:
+    """Write the greeted process started for ``wanted`` one request more:
+    ``frame(request id)`` is the request, ``method`` and ``params`` what the spawn is
+    told it asked. At most one request goes ahead, and only one that fits the pipe
+    beside the greeting; the broker makes any other itself."""
+    launched = _started.get(wanted)
+    if launched is None or not launched.greeting or launched.ahead is not None:
+        return
+    data = frame(AHEAD_ID)
+    if launched.written + len(data) > MAX_GREETING_BYTES:
+        return
+    if not _write(launched.process, data):  # gone, or left with part of a frame
+        del _started[wanted]
+        _end(launched.process)
+        return
+    launched.written += len(data)
+    launched.ahead = (AHEAD_ID, method, params)
 
 
 def take(wanted: Key, greeting: bytes) -> Launched | None:

@@ -4,22 +4,30 @@ These are planning's static checks, which :func:`broker.plan.consider` runs
 before any adapter is started: a member of the profile is left out when it is
 disabled, outside the sources the scope names, or above the profile's
 sensitivity ceiling. Nothing here is asynchronous, so a cold command can start
-the adapters it will ask (:mod:`broker.prestart`) before it imports the broker.
+the adapters it will ask (:mod:`broker.prestart`) before it imports the broker,
+and write each its handshake and the health probe it is asked first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 
 from adapter_sdk.protocol import (
     PROTOCOL_VERSION_MAX,
     PROTOCOL_VERSION_MIN,
+    HealthParams,
     InitializeParams,
+    Method,
+    WireModel,
+    encode_frame,
     handshake_frame,
+    request_frame,
 )
 from broker import prestart
 from broker.config import Config, Profile, SourceConfig
 from broker.contracts import QueryRequest, SkipReason
+from broker.vocabulary import DEFAULT_LATENCY_MS
 
 
 def static_exclusion(source: SourceConfig, profile: Profile, named: Sequence[str] | None) -> SkipReason | None:
@@ -60,11 +68,13 @@ Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | Non
 def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
     """Launch the adapters of the members the request's plan will contact, ahead of
     their spawn (:mod:`broker.prestart`), each of the user's own greeted with its
-    handshake: a cold command imports the broker meanwhile. A request the plan refuses (an unknown
+    handshake and asked its health: a cold command imports the broker meanwhile. A request the plan refuses (an unknown
     profile, say) launches none. Returns what it launched."""
     profile = config.profiles.get(request.profile or config.defaults.profile)
     if profile is None:
         return []
+    now = datetime.now(UTC)
+    budget_ms = request.budget.latency_ms if request.budget.latency_ms > 0 else DEFAULT_LATENCY_MS
     launches: list[Launch] = []
     for source in contacted(config, profile, list(request.scope.source_ids or []) or None):
         registration = config.adapter_for(source)
@@ -75,4 +85,19 @@ def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
         env = tuple(sorted(registration.env.items()))
         launches.append((source.source_uid, tuple(registration.argv), env, params.workdir, None, greeting))
         prestart.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting)
+        # the probe the plan makes first (``broker.plan.consider``), under a deadline no
+        # later than the one the plan gives it: started now, the plan starts later
+        own_ms = min(source.timeout_ms, budget_ms - config.defaults.fusion_reserve_ms)
+        probe = HealthParams(deadline=now + timedelta(milliseconds=own_ms))
+        wanted = prestart.key(source.source_uid, registration.argv, registration.env, params.workdir, None)
+        prestart.send_ahead(wanted, Method.health, probe, _framed(Method.health, probe))
     return launches
+
+
+def _framed(method: Method, params: WireModel) -> Callable[[int], bytes]:
+    """The request as written under the id it is given."""
+
+    def frame(request_id: int) -> bytes:
+        return encode_frame(request_frame(request_id, method, params.to_wire()))
+
+    return frame

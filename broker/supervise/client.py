@@ -157,6 +157,9 @@ class AdapterClient:
         if anyio.current_time() >= deadline_at:
             raise self._timed_out(f"the deadline had passed before {method} was made")
         process = await self._ensure(deadline_at)
+        if (ahead := process.take_ahead(method, params)) is not None:
+            # written at launch (``broker.prestart``), holding its slot until answered
+            return await self._exchange(process, method, wire, deadline_at, model, ahead), process
         slots = process.slots
         if slots is not None:
             acquired = False
@@ -182,12 +185,15 @@ class AdapterClient:
         params: dict[str, Any],
         deadline_at: float,
         model: type[ResultT],
+        written: Pending | None = None,
     ) -> ResultT:
-        pending = process.open_request()
+        """One request and its answer; ``written`` is the request when it was written
+        already."""
+        pending = written or process.open_request()
         handed_off = False
         try:
             with anyio.move_on_at(deadline_at):
-                if await process.send_request(pending, method, params):
+                if written is not None or await process.send_request(pending, method, params):
                     await pending.done.wait()
                 else:
                     pending.done.set()
@@ -304,6 +310,9 @@ class AdapterClient:
         process.manifest = manifest
         if manifest.max_concurrency:
             process.slots = anyio.Semaphore(manifest.max_concurrency)
+            if (ahead := process.written_ahead()) is not None:  # in the adapter's hands already
+                process.slots.acquire_nowait()
+                self._tasks.start_soon(_release_when_answered, process.slots, ahead)
         process.cold_start_ns = time.perf_counter_ns() - process.started_ns
         self.manifest = manifest
         self._process = process
@@ -313,7 +322,7 @@ class AdapterClient:
         self, process: AdapterProcess, deadline_at: float, limit_at: float
     ) -> Manifest:
         init = self.spec.init_params
-        pending = process.open_request()
+        pending = process.open_handshake()
         try:
             with anyio.move_on_at(min(deadline_at, limit_at)):
                 if await process.send_handshake(pending, handshake_frame(init)):
@@ -463,6 +472,11 @@ class AdapterClient:
             FailureReason.unreachable,
             f'source "{self.spec.source_id}": the adapter client is closed',
         )
+
+
+async def _release_when_answered(slots: anyio.Semaphore, pending: Pending) -> None:
+    await pending.done.wait()
+    slots.release()
 
 
 def _unwrap_health(entry: _HealthEntry) -> HealthResult:

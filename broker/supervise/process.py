@@ -29,6 +29,7 @@ from adapter_sdk.protocol import (
     Manifest,
     Method,
     SearchOutcome,
+    WireModel,
     encode_frame,
     handshake_frame,
     notification_frame,
@@ -101,10 +102,13 @@ class Pending:
 
 class AdapterProcess:
     def __init__(
-        self, process: PipeProcess, source_id: str, capture: Capture, started_ns: int, *, greeted: bool = False
+        self, process: PipeProcess, source_id: str, capture: Capture, started_ns: int, *, greeted: bool = False,
+        ahead: tuple[int, str, WireModel] | None = None,
     ):
         self.process = process
-        self.greeted = greeted  # its handshake was written at launch (``broker.prestart``)
+        # written at launch (``broker.prestart``): the handshake, and perhaps one request
+        # more, ``ahead`` (request id, method, params)
+        self.greeted = greeted
         self.pid = process.pid
         self.source_id = source_id
         self.capture = capture
@@ -117,7 +121,12 @@ class AdapterProcess:
         self.retired = False
         self.gone = anyio.Event()
         self._pending: dict[bytes, Pending] = {}
-        self._last_id = 0
+        self._last_id = 1  # the handshake is request 1
+        self._ahead: tuple[str, WireModel, Pending] | None = None
+        if ahead is not None:
+            request_id, method, params = ahead
+            self._ahead = (method, params, self._opened(Pending(request_id, sent=True)))
+            self._last_id = request_id
         self._write_lock = anyio.Lock()
         self._readers = anyio.CancelScope()
         self._stopping = False
@@ -132,21 +141,47 @@ class AdapterProcess:
 
     # -- requests --------------------------------------------------------
 
+    def open_handshake(self) -> Pending:
+        return self._opened(Pending(1))
+
     def open_request(self) -> Pending:
         self._last_id += 1
-        pending = Pending(self._last_id)
+        return self._opened(Pending(self._last_id))
+
+    def _opened(self, pending: Pending) -> Pending:
         if self.retired or self.eof:
             pending.done.set()
         self._pending[pending.key] = pending
+        return pending
+
+    def written_ahead(self) -> Pending | None:
+        """The request written at launch after the handshake, while unanswered."""
+        if self._ahead is None or self._ahead[2].done.is_set():
+            return None
+        return self._ahead[2]
+
+    def take_ahead(self, method: str, params: WireModel) -> Pending | None:
+        """The request written at launch, if it is this very call: the same method and
+        params but for a deadline no later than ``params``'. Taken once."""
+        if self._ahead is None:
+            return None
+        ahead_method, ahead_params, pending = self._ahead
+        if ahead_method != method or type(ahead_params) is not type(params):
+            return None
+        deadline = params.deadline  # type: ignore[attr-defined]
+        if ahead_params.deadline > deadline:  # type: ignore[attr-defined]
+            return None
+        if ahead_params.model_copy(update={"deadline": deadline}).to_wire() != params.to_wire():
+            return None
+        self._ahead = None
         return pending
 
     def forget(self, pending: Pending) -> None:
         self._pending.pop(pending.key, None)
 
     async def send_handshake(self, pending: Pending, frame: bytes) -> bool:
-        """Write the handshake ``frame`` (request 1, ``handshake_frame``), unless the
-        process was greeted with it at launch."""
-        assert pending.request_id == 1, "the handshake is a process's first request"
+        """Write the handshake ``frame`` (``handshake_frame``), unless the process was
+        greeted with it at launch."""
         if self.greeted:
             pending.sent = True
             return not self.retired
@@ -375,7 +410,10 @@ async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> Adapte
         except OSError as exc:
             raise _spawn_failure(spec, f"cannot start {spec.argv[0]!r}: {exc}") from None
     greeted = launched is not None and launched.greeting == greeting
-    adapter = AdapterProcess(PipeProcess(popen), spec.source_id, capture, started_ns, greeted=greeted)
+    adapter = AdapterProcess(
+        PipeProcess(popen), spec.source_id, capture, started_ns, greeted=greeted,
+        ahead=launched.ahead if launched is not None and greeted else None,
+    )
     tasks.start_soon(adapter.pump)
     return adapter
 

@@ -1,7 +1,7 @@
 """A well-behaved adapter built on adapter_sdk, steered by its settings and queries.
 
 Settings: ``max_concurrency`` (declared in the manifest), ``search_delay``
-(seconds each search takes), ``spawn_child`` (start a helper ``sleep`` in the
+and ``health_delay`` (seconds each search and each probe takes), ``spawn_child`` (start a helper ``sleep`` in the
 adapter's process group). Queries: ``crash`` exits mid-call with status 3,
 ``slow`` runs until cancelled, ``error:<code>`` answers with that error code.
 Every pid it starts is appended to ``$FAULT_PIDFILE``.
@@ -108,8 +108,14 @@ class SteeredAdapter(Adapter):
     def expand(self, params: ExpandParams) -> ExpandResult:
         return ExpandResult(content=f"content of {params.locator}", truncated=False)
 
-    def health(self, params: HealthParams) -> HealthResult:
+    async def health(self, params: HealthParams) -> HealthResult:
         self.probes += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await anyio.sleep(float(self.settings.get("health_delay", 0)))
+        finally:
+            self.in_flight -= 1
         return HealthResult(
             status=HealthStatus.healthy,
             checked_at=datetime.now(UTC),

@@ -1,36 +1,64 @@
-"""An adapter a cold command launched and greeted ahead of time (``broker.prestart``) is
-adopted only by the spawn it was greeted for, and is never greeted twice."""
+"""An adapter a cold command launched ahead of time (``broker.prestart``): greeted with
+its handshake and perhaps asked its health then, it is adopted only by the spawn it
+was greeted for, never greeted twice, and the probe written ahead answers only the
+probe it anticipated."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from adapter_sdk.protocol import SearchParams, handshake_frame
+from adapter_sdk.protocol import (
+    HealthParams,
+    Method,
+    SearchParams,
+    encode_frame,
+    handshake_frame,
+    request_frame,
+)
 from broker import prestart
 from broker.supervise import AdapterSpec, Supervisor
 
-from .conftest import RAW_ADAPTER, assert_no_process_left, deadline_in, recorded_pids, spec_for
+from .conftest import (
+    RAW_ADAPTER,
+    SDK_ADAPTER,
+    assert_no_process_left,
+    deadline_in,
+    recorded_pids,
+    spec_for,
+)
 
 pytestmark = pytest.mark.anyio
 
 
-def _launch_greeted(spec: AdapterSpec) -> None:
+def _launch_greeted(spec: AdapterSpec, probe: HealthParams | None = None) -> None:
+    """What a cold command does for a source of the user's own before importing the broker."""
     prestart.start(
         spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd, handshake_frame(spec.init_params)
     )
+    if probe is not None:
+        wanted = prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd)
+        prestart.send_ahead(wanted, Method.health, probe, lambda request_id: encode_frame(
+            request_frame(request_id, Method.health, probe.to_wire())))
 
 
-async def _ask(spec: AdapterSpec) -> dict[str, object]:
-    """One search through a fresh supervisor; whatever was launched and not taken is ended."""
+async def _ask(spec: AdapterSpec, probe_deadline_s: float | None = None) -> dict[str, Any]:
+    """A health probe (under a deadline this far off, if given), then a search, through a
+    fresh supervisor: the search's pid, the probe's record count, the client's
+    diagnostics. Whatever was launched and not taken is ended."""
     try:
         async with Supervisor() as supervisor:
             client = supervisor.client(spec)
+            health = None
+            if probe_deadline_s is not None:
+                health = await client.health(deadline_in(probe_deadline_s))
             result = await client.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
             assert result.diagnostics is not None
-            return {"pid": result.diagnostics["pid"], **client.diagnostics()}
+            probes = health.record_count if health is not None else None
+            return {"pid": result.diagnostics["pid"], "probes": probes, **client.diagnostics()}
     finally:
         prestart.discard()
 
@@ -75,3 +103,49 @@ async def test_a_process_launched_without_a_greeting_is_adopted_and_greeted_by_i
     asked = await _ask(spec)
     assert recorded_pids(tmp_path) == [asked["pid"]]
     assert asked["stderr_tail"] == ["ready as fault"] and asked["violations"] == 0
+
+
+async def test_the_probe_written_ahead_answers_the_probe_asked_later(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path, RAW_ADAPTER, "plain")
+    _launch_greeted(spec, HealthParams(deadline=deadline_in(5)))
+    asked = await _ask(spec, probe_deadline_s=6)
+    # the raw adapter counts the probes it answers: the one written ahead was the only one
+    assert asked["probes"] == 1
+    assert asked["violations"] == 0 and recorded_pids(tmp_path) == [asked["pid"]]
+    await assert_no_process_left(tmp_path)
+
+
+async def test_a_probe_under_an_earlier_deadline_than_the_one_written_ahead_is_asked_itself(
+    tmp_path: Path,
+) -> None:
+    spec = spec_for(tmp_path, RAW_ADAPTER, "plain")
+    _launch_greeted(spec, HealthParams(deadline=deadline_in(5)))
+    asked = await _ask(spec, probe_deadline_s=4)
+    assert asked["probes"] == 2
+    # the answer to the probe written ahead was expected, so no violation is counted
+    assert asked["violations"] == 0 and recorded_pids(tmp_path) == [asked["pid"]]
+
+
+async def test_a_probe_never_asked_for_leaves_no_trace(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path, RAW_ADAPTER, "plain")
+    _launch_greeted(spec, HealthParams(deadline=deadline_in(5)))
+    asked = await _ask(spec)  # a search alone
+    assert asked["violations"] == 0 and asked["stderr_tail"] == ["ready as fault"]
+    await assert_no_process_left(tmp_path)
+
+
+async def test_the_probe_written_ahead_holds_a_slot_of_an_adapter_that_takes_one_at_a_time(
+    tmp_path: Path,
+) -> None:
+    spec = spec_for(tmp_path, SDK_ADAPTER, settings={"max_concurrency": 1, "health_delay": 0.4})
+    _launch_greeted(spec, HealthParams(deadline=deadline_in(5)))
+    try:
+        async with Supervisor() as supervisor:
+            client = supervisor.client(spec)
+            result = await client.search(SearchParams(query="y", limit=5, deadline=deadline_in(5)))
+            assert result.diagnostics is not None
+            # the adapter counts the requests it holds at once: the search came after the probe
+            assert result.diagnostics["max_in_flight"] == 1
+    finally:
+        prestart.discard()
+    await assert_no_process_left(tmp_path)
