@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -87,8 +88,10 @@ class AdapterClient:
         assert process.manifest is not None
         return process.manifest
 
-    async def search(self, params: SearchParams) -> SearchResult:
-        result, _ = await self._call(Method.search, params, SearchResult)
+    async def search(self, params: SearchParams, sent: Callable[[], None] | None = None) -> SearchResult:
+        """The adapter's answer; ``sent`` is called once the request is written, so the
+        caller can do what it needs next while the adapter works."""
+        result, _ = await self._call(Method.search, params, SearchResult, sent)
         return result
 
     async def expand(self, params: ExpandParams) -> ExpandResult:
@@ -151,7 +154,7 @@ class AdapterClient:
     # -- one request --------------------------------------------------------
 
     async def _call(
-        self, method: Method, params: WireModel, model: type[ResultT]
+        self, method: Method, params: WireModel, model: type[ResultT], sent: Callable[[], None] | None = None
     ) -> tuple[ResultT, AdapterProcess]:
         deadline_at, wire = self._deadline(params)
         if anyio.current_time() >= deadline_at:
@@ -173,7 +176,7 @@ class AdapterClient:
                     f"(max_concurrency {limit})"
                 )
         try:
-            return await self._exchange(process, method, wire, deadline_at, model), process
+            return await self._exchange(process, method, wire, deadline_at, model, sent=sent), process
         finally:
             if slots is not None:
                 slots.release()
@@ -186,14 +189,17 @@ class AdapterClient:
         deadline_at: float,
         model: type[ResultT],
         written: Pending | None = None,
+        sent: Callable[[], None] | None = None,
     ) -> ResultT:
         """One request and its answer; ``written`` is the request when it was written
-        already."""
+        already, ``sent`` called once it is."""
         pending = written or process.open_request()
         handed_off = False
         try:
             with anyio.move_on_at(deadline_at):
                 if written is not None or await process.send_request(pending, method, params):
+                    if sent is not None:
+                        sent()
                     await pending.done.wait()
                 else:
                     pending.done.set()

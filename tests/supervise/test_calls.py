@@ -152,6 +152,18 @@ async def test_max_concurrency_one_serializes_calls(tmp_path: Path) -> None:
     await assert_no_process_left(tmp_path)
 
 
+async def test_the_caller_hears_when_a_search_is_written_and_works_while_it_runs(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path, SDK_ADAPTER, settings={"search_delay": 0.3})
+    written: list[float] = []
+    async with Supervisor() as supervisor:
+        client = supervisor.client(spec)
+        await client.initialize()
+        result = await client.search(search("a"), sent=lambda: written.append(time.monotonic()))
+        answered = time.monotonic()
+    assert result.candidates and len(written) == 1
+    assert answered - written[0] >= 0.25  # told before the adapter's answer, not after
+
+
 async def test_undeclared_concurrency_lets_calls_overlap(tmp_path: Path) -> None:
     spec = spec_for(tmp_path, SDK_ADAPTER, settings={"search_delay": 0.3})
     results = []

@@ -137,12 +137,14 @@ def run(args: argparse.Namespace) -> int:
     response = with_broker(args, lambda broker: broker.query(request), request)
 
     from broker.app import exit_code
-    from broker.render.human import render_query
-    from broker.render.pointer import pointer_projection
 
     if args.json:
+        from broker.render.pointer import pointer_projection
+
         print_json(response.to_json() if args.explain else pointer_projection(response))
     else:
+        from broker.render.human import render_query
+
         text = render_query(response, explain=args.explain)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return exit_code(response)
