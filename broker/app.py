@@ -118,7 +118,7 @@ class Broker(BrokerAPI):
         # source spends its own deadline, never the others'.
         verdicts: list[Target | Exclusion | None] = [None] * len(plan.members)
         searched: dict[str, tuple[SourceReport, list[Candidate], int]] = {}
-        undecided = len(plan.members)  # members neither searching yet nor left out
+        undecided = len(plan.members)  # members neither searching yet nor done
 
         def decided() -> None:
             nonlocal undecided
@@ -127,13 +127,22 @@ class Broker(BrokerAPI):
                 load_fusion()  # while the adapters search
 
         async def ask(index: int, source: SourceConfig) -> None:
-            verdict = verdicts[index] = await consider(
-                self.config, self.supervisor, plan, request, source
-            )
-            if isinstance(verdict, Target):
-                searched[source.source_uid] = await self._search(plan, verdict, sent=decided)
-            else:
+            searching = False
+
+            def sent() -> None:
+                nonlocal searching
+                searching = True
                 decided()
+
+            try:
+                verdict = verdicts[index] = await consider(
+                    self.config, self.supervisor, plan, request, source
+                )
+                if isinstance(verdict, Target):
+                    searched[source.source_uid] = await self._search(plan, verdict, sent=sent)
+            finally:
+                if not searching:  # left out, or done without its search ever written
+                    decided()
 
         async with anyio.create_task_group() as tasks:
             for index, source in enumerate(plan.members):
@@ -319,7 +328,7 @@ class Broker(BrokerAPI):
 
 def load_fusion() -> None:
     """Load what fuses and shapes an answer, a tenth of a cold query's time: called once
-    every source asked has its search written, so it loads while the adapters work."""
+    every member is searching or done, so it loads while the adapters work."""
     import broker.fusion  # noqa: F401
     import broker.shaping  # noqa: F401
 

@@ -34,7 +34,7 @@ Key = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None]
 DISCARD_WAIT = 2.0
 # A pipe holds at least a page, so this much is written at once, whether or not the
 # adapter reads yet; more could wait on an adapter that never reads: a longer greeting
-# leaves its source to the spawn, a request that does not fit is not written ahead.
+# is left to the spawn to write, a request that does not fit is not written ahead.
 MAX_GREETING_BYTES = 4096
 AHEAD_ID = 2  # the handshake is request 1
 
@@ -87,8 +87,10 @@ def start(
     that stops it (no such program, a workdir that cannot be made, an adapter gone
     before it was greeted) is left for the spawn to meet and report."""
     wanted = key(source_uid, argv, env, workdir, cwd)
-    if not argv or not argv[0] or wanted in _started or len(greeting) > MAX_GREETING_BYTES:
+    if not argv or not argv[0] or wanted in _started:
         return
+    if len(greeting) > MAX_GREETING_BYTES:
+        greeting = b""  # launched all the same; its spawn writes the handshake
     environment = {**os.environ, **env}
     command = resolve_command(argv[0], environment)
     if command is None:

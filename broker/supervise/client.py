@@ -19,6 +19,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from adapter_sdk.protocol import (
+    ErrorCode,
     ExpandParams,
     ExpandResult,
     HealthParams,
@@ -162,7 +163,13 @@ class AdapterClient:
         process = await self._ensure(deadline_at)
         if (ahead := process.take_ahead(method, params)) is not None:
             # written at launch (``broker.prestart``), holding its slot until answered
-            return await self._exchange(process, method, wire, deadline_at, model, ahead), process
+            try:
+                return await self._exchange(process, method, wire, deadline_at, model, ahead, sent), process
+            except AdapterFailure as failure:
+                # its deadline ran from the launch, the adapter's start-up in it: when that
+                # ran out and this call's own has not, the call is made as if never written
+                if failure.code != ErrorCode.deadline_exceeded or anyio.current_time() >= deadline_at:
+                    raise
         slots = process.slots
         if slots is not None:
             acquired = False

@@ -162,18 +162,19 @@ class AdapterProcess:
 
     def take_ahead(self, method: str, params: WireModel) -> Pending | None:
         """The request written at launch, if it is this very call: the same method and
-        params but for a deadline no later than ``params``'. Taken once."""
-        if self._ahead is None:
+        params but for a deadline no later than ``params``'. The first call of its
+        method takes it or passes it over for good: a later one would get an old answer."""
+        if self._ahead is None or self._ahead[0] != method:
             return None
-        ahead_method, ahead_params, pending = self._ahead
-        if ahead_method != method or type(ahead_params) is not type(params):
+        _, ahead_params, pending = self._ahead
+        self._ahead = None
+        if type(ahead_params) is not type(params):
             return None
         deadline = params.deadline  # type: ignore[attr-defined]
         if ahead_params.deadline > deadline:  # type: ignore[attr-defined]
             return None
         if ahead_params.model_copy(update={"deadline": deadline}).to_wire() != params.to_wire():
             return None
-        self._ahead = None
         return pending
 
     def forget(self, pending: Pending) -> None:

@@ -14,6 +14,7 @@ import pytest
 from adapter_sdk.protocol import (
     HealthParams,
     Method,
+    RefreshParams,
     SearchParams,
     encode_frame,
     handshake_frame,
@@ -88,7 +89,7 @@ async def test_a_handshake_too_long_to_write_at_once_is_left_to_the_spawn(tmp_pa
     """A pipe holds a page at least: a longer greeting could wait on an adapter that never reads."""
     spec = spec_for(tmp_path, RAW_ADAPTER, "plain", settings={"padding": "x" * prestart.MAX_GREETING_BYTES})
     _launch_greeted(spec)
-    assert prestart._started == {}
+    assert [launched.greeting for launched in prestart._started.values()] == [b""]  # launched all the same
     asked = await _ask(spec)
     assert recorded_pids(tmp_path) == [asked["pid"]]
     assert asked["stderr_tail"] == ["ready as fault"]
@@ -149,3 +150,32 @@ async def test_the_probe_written_ahead_holds_a_slot_of_an_adapter_that_takes_one
     finally:
         prestart.discard()
     await assert_no_process_left(tmp_path)
+
+
+async def test_a_probe_written_ahead_that_ran_out_of_its_deadline_is_asked_again(tmp_path: Path) -> None:
+    """Its deadline ran from the launch, the adapter's start-up in it: a cold command must
+    not call unhealthy an adapter that the plan's own probe finds healthy."""
+    spec = spec_for(tmp_path, SDK_ADAPTER, settings={"health_delay": 0.3})
+    _launch_greeted(spec, HealthParams(deadline=deadline_in(0.1)))
+    try:
+        async with Supervisor() as supervisor:
+            health = await supervisor.client(spec).health(deadline_in(5))
+    finally:
+        prestart.discard()
+    assert health.status == "healthy"
+    assert health.record_count == 2  # the adapter's count of probes: the one written ahead, then this
+
+
+async def test_a_probe_written_ahead_and_passed_over_is_never_taken_later(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path, RAW_ADAPTER, "plain")
+    _launch_greeted(spec, HealthParams(deadline=deadline_in(5)))
+    try:
+        async with Supervisor() as supervisor:
+            client = supervisor.client(spec)
+            first = await client.health(deadline_in(4))  # earlier than the one written ahead
+            await client.refresh(RefreshParams(deadline=deadline_in(5)))  # the raw adapter counts it too
+            later = await client.health(deadline_in(6))
+    finally:
+        prestart.discard()
+    # the raw adapter counts every probe it answers: ahead 1, first 2, refresh 3, later 4
+    assert (first.record_count, later.record_count) == (2, 4)
