@@ -127,6 +127,8 @@ def test_term_counts_are_kept_per_generation_for_the_next_process(
         proc = NotesProcess()
         try:
             proc.initialize(str(base / "notes"), str(base / "work"))
+            # the counts are a cache, not kept while the index is written: search it at rest
+            proc.refresh()
             return proc.search("relay drill", limit=5)["diagnostics"]["query_term_weights"]
         finally:
             proc.close()
