@@ -4,18 +4,17 @@ A cold ``recall query`` spends most of its time importing the broker, and an
 adapter spends most of its start-up importing itself; started first, the adapter
 boots on another CPU meanwhile. :func:`launch` starts a process exactly as
 :func:`broker.supervise.process.spawn` does (its own session, pipes for stdin,
-stdout and stderr, the workdir created 0700); :func:`start` does so ahead of
+stdout and stderr, the workdir created 0700). :func:`start` does so ahead of
 time and, given a greeting, writes the handshake the spawn would write, so the
 adapter has opened its source by the time the broker asks anything (a source a
-project file declares is never greeted: its settings are vetted first).
-:func:`send_ahead` then writes a greeted process one request more, the health
-probe the broker makes first, which the adapter answers while the broker is still
-importing the code that reads the answer; the search still waits for that answer,
-as the plan orders. The process is kept under what ``spawn`` will be asked for,
-which :func:`take` hands over, with the request written ahead, if it was greeted
-with the spawn's own handshake or not at all;
-:func:`discard` ends and reaps every one never taken, so none outlives the
-command. Standard library only: this runs before anything else.
+project file declares is never greeted: its settings are vetted first); given a
+request ``ahead`` too, it writes that next: the health probe the broker makes
+first, answered while the broker is still importing the code that reads the
+answer (the search still waits for it, as the plan orders). The process is kept
+under what ``spawn`` will be asked for, which :func:`take` hands over, with the
+request written ahead, if it was greeted with the spawn's own handshake or not
+at all; :func:`discard` ends and reaps every one never taken, so none outlives
+the command. Standard library only: this runs before anything else.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,9 @@ DISCARD_WAIT = 2.0
 # adapter reads yet; more could wait on an adapter that never reads: a longer greeting
 # is left to the spawn to write, a request that does not fit is not written ahead.
 MAX_GREETING_BYTES = 4096
-AHEAD_ID = 2  # the handshake is request 1
+AHEAD_ID = 2  # the id of a request written ahead: the handshake is request 1
+# (method, params, frame): a request written ahead, and what the spawn is told it asked
+Ahead = tuple[str, Any, bytes]
 
 
 
@@ -44,13 +45,12 @@ class Launched:
     """A process started ahead of its spawn: the handshake it was greeted with (empty:
     none), and the request written to it next as ``(request id, method, params)``."""
 
-    __slots__ = ("process", "started_ns", "greeting", "written", "ahead")
+    __slots__ = ("process", "started_ns", "greeting", "ahead")
 
     def __init__(self, process: subprocess.Popen[bytes], started_ns: int, greeting: bytes) -> None:
         self.process = process
         self.started_ns = started_ns  # perf_counter_ns at launch
         self.greeting = greeting
-        self.written = len(greeting)  # bytes written to its stdin
         self.ahead: tuple[int, str, Any] | None = None
 
 
@@ -80,50 +80,51 @@ def launch(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str |
 
 def start(
     source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
-    greeting: bytes = b"",
+    greeting: bytes = b"", ahead: Ahead | None = None,
 ) -> None:
-    """Launch one source's adapter ahead of its spawn and write it ``greeting`` (its
-    handshake request, if given), unless one is launched for it already. Anything
+    """Launch one source's adapter ahead of its spawn, unless one is launched for it
+    already, and write it ``greeting`` (its handshake request, if given) and then
+    ``ahead`` (a request framed under :data:`AHEAD_ID`, if given, once). Anything
     that stops it (no such program, a workdir that cannot be made, an adapter gone
     before it was greeted) is left for the spawn to meet and report."""
     wanted = key(source_uid, argv, env, workdir, cwd)
-    if not argv or not argv[0] or wanted in _started:
+    if not argv or not argv[0]:
         return
+    launched = _started.get(wanted) or _launched(argv, env, workdir, cwd, greeting)
+    if launched is None:
+        return
+    _started[wanted] = launched
+    if ahead is None or not launched.greeting or launched.ahead is not None:
+        return
+    method, params, frame = ahead
+    if len(launched.greeting) + len(frame) > MAX_GREETING_BYTES:
+        return  # the broker asks it itself
+    if not _write(launched.process, frame):  # gone, or left with part of a frame
+        del _started[wanted]
+        _end(launched.process)
+        return
+    launched.ahead = (AHEAD_ID, method, params)
+
+
+def _launched(
+    argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None, greeting: bytes
+) -> Launched | None:
     if len(greeting) > MAX_GREETING_BYTES:
         greeting = b""  # launched all the same; its spawn writes the handshake
     environment = {**os.environ, **env}
     command = resolve_command(argv[0], environment)
     if command is None:
-        return
+        return None
     try:
         Path(workdir).mkdir(mode=0o700, parents=True, exist_ok=True)
         started_ns = time.perf_counter_ns()
         process = launch(command, argv, environment, cwd)
     except OSError:
-        return
+        return None
     if greeting and not _write(process, greeting):
         _end(process)
-        return
-    _started[wanted] = Launched(process, started_ns, greeting)
-
-
-def send_ahead(wanted: Key, method: str, params: Any, frame: Callable[[int], bytes]) -> None:
-    """Write the greeted process started for ``wanted`` one request more:
-    ``frame(request id)`` is the request, ``method`` and ``params`` what the spawn is
-    told it asked. At most one request goes ahead, and only one that fits the pipe
-    beside the greeting; the broker makes any other itself."""
-    launched = _started.get(wanted)
-    if launched is None or not launched.greeting or launched.ahead is not None:
-        return
-    data = frame(AHEAD_ID)
-    if launched.written + len(data) > MAX_GREETING_BYTES:
-        return
-    if not _write(launched.process, data):  # gone, or left with part of a frame
-        del _started[wanted]
-        _end(launched.process)
-        return
-    launched.written += len(data)
-    launched.ahead = (AHEAD_ID, method, params)
+        return None
+    return Launched(process, started_ns, greeting)
 
 
 def take(wanted: Key, greeting: bytes) -> Launched | None:

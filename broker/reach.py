@@ -10,7 +10,7 @@ and write each its handshake and the health probe it is asked first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 from adapter_sdk.protocol import (
@@ -19,7 +19,6 @@ from adapter_sdk.protocol import (
     HealthParams,
     InitializeParams,
     Method,
-    WireModel,
     encode_frame,
     handshake_frame,
     request_frame,
@@ -68,8 +67,9 @@ Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | Non
 def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
     """Launch the adapters of the members the request's plan will contact, ahead of
     their spawn (:mod:`broker.prestart`), each of the user's own greeted with its
-    handshake and asked its health: a cold command imports the broker meanwhile. A request the plan refuses (an unknown
-    profile, say) launches none. Returns what it launched."""
+    handshake and asked its health: a cold command imports the broker meanwhile. A
+    request the plan refuses (an unknown profile, say) launches none. Returns what it
+    launched."""
     profile = config.profiles.get(request.profile or config.defaults.profile)
     if profile is None:
         return []
@@ -84,20 +84,12 @@ def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
         greeting = b"" if source.project_declared else handshake_frame(params)
         env = tuple(sorted(registration.env.items()))
         launches.append((source.source_uid, tuple(registration.argv), env, params.workdir, None, greeting))
-        prestart.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting)
         # the probe the plan makes first (``broker.plan.consider``), under a deadline no
         # later than the one the plan gives it: started now, the plan starts later
         own_ms = min(source.timeout_ms, budget_ms - config.defaults.fusion_reserve_ms)
         probe = HealthParams(deadline=now + timedelta(milliseconds=own_ms))
-        wanted = prestart.key(source.source_uid, registration.argv, registration.env, params.workdir, None)
-        prestart.send_ahead(wanted, Method.health, probe, _framed(Method.health, probe))
+        frame = encode_frame(request_frame(prestart.AHEAD_ID, Method.health, probe.to_wire()))
+        prestart.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting,
+                       ahead=(Method.health, probe, frame))
     return launches
 
-
-def _framed(method: Method, params: WireModel) -> Callable[[int], bytes]:
-    """The request as written under the id it is given."""
-
-    def frame(request_id: int) -> bytes:
-        return encode_frame(request_frame(request_id, method, params.to_wire()))
-
-    return frame

@@ -41,9 +41,9 @@ def _launch_greeted(spec: AdapterSpec, probe: HealthParams | None = None) -> Non
         spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd, handshake_frame(spec.init_params)
     )
     if probe is not None:
-        wanted = prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd)
-        prestart.send_ahead(wanted, Method.health, probe, lambda request_id: encode_frame(
-            request_frame(request_id, Method.health, probe.to_wire())))
+        frame = encode_frame(request_frame(prestart.AHEAD_ID, Method.health, probe.to_wire()))
+        prestart.start(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd,
+                       ahead=(Method.health, probe, frame))
 
 
 async def _ask(spec: AdapterSpec, probe_deadline_s: float | None = None) -> dict[str, Any]:
