@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from adapter_sdk.collector import keep_what_is_built
 from adapter_sdk.protocol import (
     DEADLINE_METHODS,
     PARAMS_MODEL,
@@ -292,6 +293,7 @@ class _Session:
             version = negotiate_version(params.protocol_version_min, params.protocol_version_max)
             manifest = _manifest(await _call(self.adapter.initialize, params), version)
             self._initialized = True
+            keep_what_is_built()  # the adapter's start-up lives as long as the process
             return result_frame(request_id, manifest)
 
         handler, deadline = _handler(self.adapter, method, params, self._initialized)
@@ -366,6 +368,7 @@ class _ThreadedSession:
         version = negotiate_version(params.protocol_version_min, params.protocol_version_max)
         manifest = _manifest(self.adapter.initialize(params), version)
         self._initialized = True
+        keep_what_is_built()  # the adapter's start-up lives as long as the process
         return result_frame(frame["id"], manifest)
 
     def _answer(self, request: _Request) -> None:

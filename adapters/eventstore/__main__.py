@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from adapter_sdk.server import run
-from adapters.eventstore.adapter import EventStoreAdapter
-
 
 def main() -> None:
+    from adapter_sdk.collector import start_quietly
+
+    start_quietly()  # before the imports: they allocate much, none of it garbage
+    from adapter_sdk.server import run
+    from adapters.eventstore.adapter import EventStoreAdapter
+
     run(EventStoreAdapter())
 
 

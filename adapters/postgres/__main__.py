@@ -15,6 +15,9 @@ def main() -> None:
         from adapters.postgres.ingest_cli import main as ingest_main
 
         sys.exit(ingest_main(arguments))
+    from adapter_sdk.collector import start_quietly
+
+    start_quietly()  # before the imports: they allocate much, none of it garbage
     from adapter_sdk.server import run
     from adapters.postgres.adapter import PostgresAdapter
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 
 def main() -> None:
+    from adapter_sdk.collector import start_quietly
+
+    start_quietly()  # before the imports: they allocate much, none of it garbage
     from adapter_sdk.server import run
     from adapters.tasks.adapter import TasksAdapter
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adapter_sdk.collector import loading
 from adapter_sdk.lexical import tokenize
 from adapter_sdk.protocol import (
     AdapterSkipReason,
@@ -46,7 +47,15 @@ from adapters.tasks import render
 from adapters.tasks.config import SETTINGS_SCHEMA, TASKWARRIOR, TasksConfig, load_config
 from adapters.tasks.model import CLOSED_STATUSES, TaskRecord
 from adapters.tasks.query import TaskQuery, parse_query
-from adapters.tasks.ranking import Hit, RecordIndex, Scope, project_matches, rank
+from adapters.tasks.ranking import (
+    STEMS_ANALYZER,
+    Hit,
+    RecordIndex,
+    Scope,
+    project_matches,
+    rank,
+    record_stems,
+)
 from adapters.tasks.snapshot import Snapshot, SnapshotStore
 
 if TYPE_CHECKING:
@@ -85,6 +94,7 @@ class TasksAdapter(Adapter):
             self.store = SnapshotStore(
                 files, config.workdir, f"{TASKWARRIOR}:{config.location.resolve()}",
                 lambda _contents, timeout: (program.export(timeout), []),
+                record_stems, STEMS_ANALYZER,
             )
             requirements = [ExecutableRequirement(
                 name="task", command=config.task_binary,
@@ -98,6 +108,7 @@ class TasksAdapter(Adapter):
             self.store = SnapshotStore(
                 files, config.workdir, f"todotxt:{config.location.resolve()}",
                 lambda contents, _timeout: _parse_list(todo_file, contents),
+                record_stems, STEMS_ANALYZER,
             )
             requirements = None
         return Manifest(
@@ -313,7 +324,8 @@ class TasksAdapter(Adapter):
     def _record_index(self, snapshot: Snapshot) -> RecordIndex:
         index = self._index
         if index is None or index.records is not snapshot.records:
-            index = self._index = RecordIndex(snapshot.records)
+            with loading():
+                index = self._index = RecordIndex(snapshot.records, snapshot.stems)
         return index
 
     def _store_diagnostics(self, snapshot: Snapshot) -> dict[str, Any]:

@@ -89,15 +89,26 @@ class _Terms:
     present: frozenset[str]  # every field's stems together
 
 
+# Names how ``record_stems`` derives a record's terms: a snapshot cache keeps the stems it
+# computed only under this name. Change it with anything that changes those stems.
+STEMS_ANALYZER = "unicode-words+unmark+porter/1"
+
+# A record's stems by field: its description, each annotation, its projects, tags and contexts.
+RecordStems = tuple[list[str], list[list[str]], list[str]]
+
+
 class RecordIndex:
     """The stems of each record of one snapshot, and which records hold each stem.
 
-    Built once per snapshot, so a search stems only the question.
+    Built once per snapshot, so a search stems only the question. ``stems``, when given,
+    are ``record_stems(records)`` kept from an earlier process.
     """
 
-    def __init__(self, records: list[TaskRecord]) -> None:
+    def __init__(self, records: list[TaskRecord], stems: list[RecordStems] | None = None) -> None:
         self.records = records
-        self.view = [(record, _terms_of(record)) for record in records]
+        if stems is None:
+            stems = record_stems(records)
+        self.view = [(record, _terms(*s)) for record, s in zip(records, stems, strict=True)]
         postings: dict[str, list[int]] = {}
         for position, (_record, record_terms) in enumerate(self.view):
             for term in record_terms.present:
@@ -264,10 +275,24 @@ def _hit(
                frozenset(matched), annotation)
 
 
+def record_stems(records: list[TaskRecord]) -> list[RecordStems]:
+    """Each record's stems by field (see ``RecordStems``), in ``records``' order."""
+    return [_stems_of(record) for record in records]
+
+
+def _stems_of(record: TaskRecord) -> RecordStems:
+    return (
+        _stems(record.description),
+        [_stems(a.description) for a in record.annotations],
+        _stems(" ".join((*record.projects, *record.tags, *record.contexts))),
+    )
+
+
 def _terms_of(record: TaskRecord) -> _Terms:
-    description = _stems(record.description)
-    annotations = [_stems(a.description) for a in record.annotations]
-    fields = _stems(" ".join((*record.projects, *record.tags, *record.contexts)))
+    return _terms(*_stems_of(record))
+
+
+def _terms(description: list[str], annotations: list[list[str]], fields: list[str]) -> _Terms:
     all_terms = tuple(description + [t for a in annotations for t in a] + fields)
     return _Terms(
         frozenset(description), tuple(frozenset(a) for a in annotations), frozenset(fields),

@@ -10,6 +10,10 @@ Three tiers, cheapest first:
 3. otherwise the loader runs (``task export`` or the todo.txt parser) and the
    result is persisted, unless the files changed while it ran.
 
+Beside the records the cache keeps each record's stems, under the name of the
+analyzer that made them, so a new process does not stem every task again to
+search them; stems made by another analyzer are made afresh and cached anew.
+
 The cache is a rebuildable convenience: deleting it changes latency only.
 """
 
@@ -19,20 +23,24 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import orjson
 
+from adapter_sdk.collector import loading
 from adapter_sdk.server import log
 from adapters.tasks.model import TaskRecord
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 CACHE_FILE = "tasks-snapshot.json"
 
 FileKey = tuple[tuple[str, int, int] | tuple[str, None, None], ...]
 # (file contents by name, seconds left) -> (records, unparsed line references)
 Loader = Callable[[dict[str, bytes], float], tuple[list[TaskRecord], list[str]]]
+# records -> what a search derives from each (their stems), JSON-encodable, in their order
+Deriver = Callable[[list[TaskRecord]], list[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,16 +49,23 @@ class Snapshot:
     watermark: str
     unparsed_lines: list[str]
     basis: str  # memory | cache | revalidated | loaded
+    stems: list[Any]  # ``SnapshotStore.stems_of(records)``
 
 
 class SnapshotStore:
-    """``files`` are the store's data files; ``identity`` names the store and mode."""
+    """``files`` are the store's data files; ``identity`` names the store and mode;
+    ``stems_of`` derives the records' stems, and ``analyzer`` names how it does."""
 
-    def __init__(self, files: list[Path], workdir: Path, identity: str, loader: Loader) -> None:
+    def __init__(
+        self, files: list[Path], workdir: Path, identity: str, loader: Loader,
+        stems_of: Deriver, analyzer: str,
+    ) -> None:
         self.files = files
         self.cache_path = workdir / CACHE_FILE
         self.identity = identity
         self.loader = loader
+        self.stems_of = stems_of
+        self.analyzer = analyzer
         self.loads = 0
         self._lock = threading.Lock()
         self._key: FileKey | None = None
@@ -60,23 +75,31 @@ class SnapshotStore:
         with self._lock:
             key = self._file_key()
             if self._snapshot is not None and key == self._key:
-                return _with_basis(self._snapshot, "memory")
-            cached = self._read_cache()
-            if cached is not None and cached[0] == key:
-                return self._keep(key, _with_basis(cached[1], "cache"))
-            contents = self._read_contents()
-            watermark = content_watermark(contents)
-            if cached is not None and cached[1].watermark == watermark:
-                snapshot = _with_basis(cached[1], "revalidated")
+                return replace(self._snapshot, basis="memory")
+            with loading():  # many objects, none of them garbage
+                return self._load(key, timeout)
+
+    def _load(self, key: FileKey, timeout: float) -> Snapshot:
+        """The snapshot of the store whose files have ``key``, from the cache or the store."""
+        cached = self._read_cache()
+        if cached is not None and cached[0] == key:
+            snapshot = cached[1]
+            if cached[2]:  # stems by another analyzer: made again, and kept for the next process
                 self._write_cache(key, snapshot)
-                return self._keep(key, snapshot)
-            records, unparsed = self.loader(contents, timeout)
-            self.loads += 1
-            snapshot = Snapshot(records, watermark, unparsed, "loaded")
-            if self._file_key() == key:
-                self._write_cache(key, snapshot)
-                return self._keep(key, snapshot)
-            return snapshot  # the store changed under us: serve it, cache nothing
+            return self._keep(key, snapshot)
+        contents = self._read_contents()
+        watermark = content_watermark(contents)
+        if cached is not None and cached[1].watermark == watermark:
+            snapshot = replace(cached[1], basis="revalidated")
+            self._write_cache(key, snapshot)
+            return self._keep(key, snapshot)
+        records, unparsed = self.loader(contents, timeout)
+        self.loads += 1
+        snapshot = Snapshot(records, watermark, unparsed, "loaded", self.stems_of(records))
+        if self._file_key() == key:
+            self._write_cache(key, snapshot)
+            return self._keep(key, snapshot)
+        return snapshot  # the store changed under us: serve it, cache nothing
 
     def _keep(self, key: FileKey, snapshot: Snapshot) -> Snapshot:
         self._key, self._snapshot = key, snapshot
@@ -102,14 +125,24 @@ class SnapshotStore:
                 continue
         return contents
 
-    def _read_cache(self) -> tuple[FileKey, Snapshot] | None:
+    def _read_cache(self) -> tuple[FileKey, Snapshot, bool] | None:
+        """The cached key and snapshot, and whether its stems were made again here."""
         try:
             data = orjson.loads(self.cache_path.read_bytes())
             if data["format"] != CACHE_FORMAT or data["identity"] != self.identity:
                 return None
             key: FileKey = tuple(tuple(entry) for entry in data["key"])  # type: ignore[misc]
             records = [TaskRecord.from_cache(item) for item in data["records"]]
-            return key, Snapshot(records, data["watermark"], data["unparsed_lines"], "cache")
+            stems = data["stems"]
+            restemmed = (
+                data["analyzer"] != self.analyzer
+                or len(stems) != len(records)
+                or not all(isinstance(s, list) and len(s) == 3 for s in stems)
+            )
+            if restemmed:
+                stems = self.stems_of(records)
+            snapshot = Snapshot(records, data["watermark"], data["unparsed_lines"], "cache", stems)
+            return key, snapshot, restemmed
         except (OSError, ValueError, KeyError, TypeError):
             return None  # absent or unreadable cache: rebuilt from the store
 
@@ -121,6 +154,8 @@ class SnapshotStore:
             "watermark": snapshot.watermark,
             "unparsed_lines": snapshot.unparsed_lines,
             "records": [record.to_cache() for record in snapshot.records],
+            "analyzer": self.analyzer,
+            "stems": snapshot.stems,
         }
         staging = self.cache_path.with_name(f".{CACHE_FILE}.{os.getpid()}.tmp")
         try:
@@ -138,6 +173,3 @@ def content_watermark(contents: dict[str, bytes]) -> str:
         digest.update(contents[name])
     return f"sha256:{digest.hexdigest()[:16]}"
 
-
-def _with_basis(snapshot: Snapshot, basis: str) -> Snapshot:
-    return Snapshot(snapshot.records, snapshot.watermark, snapshot.unparsed_lines, basis)

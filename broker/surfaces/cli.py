@@ -63,16 +63,23 @@ def unknown_command(name: str) -> str:
     return f"recall: unknown command {name!r}{hint}\nRun 'recall --help' for the list of commands.\n"
 
 
-# The young generation is collected every this many allocations, not every 700: a cold
-# command allocates most of its objects importing modules, none of them garbage.
-YOUNG_COLLECTION_THRESHOLD = 10_000
+# Commands that serve many requests or may run for minutes. Any other command ends
+# within seconds and runs with the cyclic collector off: it allocates most of its objects
+# importing modules, none of them garbage, and what cycles it makes are few and end
+# with it (reference counting frees everything else as usual).
+LASTING_COMMANDS = frozenset({"serve", "mcp", "daemon", "open", "eval", "refresh", "doctor"})
 
 
 def main(argv: list[str] | None = None) -> None:
     import gc
 
-    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD)
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in LASTING_COMMANDS:
+        from adapter_sdk.collector import start_quietly
+
+        start_quietly()
+    else:
+        gc.disable()
     try:
         from broker.surfaces.daemon.client import forward
 

@@ -1,0 +1,106 @@
+"""The snapshot cache keeps each task's stems, so a new process searches without
+stemming every task again; stems another analyzer made are never used."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from adapters.tasks.model import TaskRecord
+from adapters.tasks.ranking import STEMS_ANALYZER, RecordIndex, record_stems
+from adapters.tasks.snapshot import CACHE_FILE, SnapshotStore
+from adapters.tasks.todotxt import read_list
+
+from .conftest import OpenAdapter
+from .test_todotxt import DONE, TODO
+
+
+class CountingStemmer:
+    """``record_stems``, counting the records it was asked to stem."""
+
+    def __init__(self) -> None:
+        self.stemmed = 0
+
+    def __call__(self, records: list[TaskRecord]) -> list[object]:
+        self.stemmed += len(records)
+        return list(record_stems(records))
+
+
+def todo_store(folder: Path, workdir: Path, stemmer: CountingStemmer, analyzer: str = STEMS_ANALYZER) -> SnapshotStore:
+    todo = folder / "todo.txt"
+
+    def load(contents: dict[str, bytes], _timeout: float) -> tuple[list[TaskRecord], list[str]]:
+        parsed = read_list(todo, contents)
+        return parsed.records, parsed.unparsed_lines
+
+    return SnapshotStore([todo, folder / "done.txt"], workdir, f"todotxt:{todo}", load, stemmer, analyzer)
+
+
+def write_list(tmp_path: Path) -> Path:
+    folder = tmp_path / "list"
+    folder.mkdir()
+    (folder / "todo.txt").write_text(TODO)
+    (folder / "done.txt").write_text(DONE)
+    return folder
+
+
+def test_a_new_process_takes_the_stems_from_the_cache(tmp_path: Path) -> None:
+    folder, workdir = write_list(tmp_path), tmp_path / "w"
+    first = CountingStemmer()
+    loaded = todo_store(folder, workdir, first).current(5.0)
+    assert (loaded.basis, first.stemmed) == ("loaded", len(loaded.records))
+
+    later = CountingStemmer()
+    cached = todo_store(folder, workdir, later).current(5.0)
+    assert (cached.basis, later.stemmed) == ("cache", 0)
+    assert cached.stems == [list(map(_as_lists, s)) for s in loaded.stems]
+    assert RecordIndex(cached.records, cached.stems).postings == RecordIndex(loaded.records).postings
+
+
+def test_stems_another_analyzer_made_are_made_again_and_cached_anew(tmp_path: Path) -> None:
+    folder, workdir = write_list(tmp_path), tmp_path / "w"
+    todo_store(folder, workdir, CountingStemmer(), analyzer="an older analyzer").current(5.0)
+
+    stemmer = CountingStemmer()
+    snapshot = todo_store(folder, workdir, stemmer).current(5.0)
+    assert (snapshot.basis, stemmer.stemmed) == ("cache", len(snapshot.records))
+    kept = json.loads((workdir / CACHE_FILE).read_text())
+    assert kept["analyzer"] == STEMS_ANALYZER
+
+    again = CountingStemmer()
+    todo_store(folder, workdir, again).current(5.0)
+    assert again.stemmed == 0
+
+
+def test_stems_of_the_wrong_shape_are_made_again(tmp_path: Path) -> None:
+    folder, workdir = write_list(tmp_path), tmp_path / "w"
+    todo_store(folder, workdir, CountingStemmer()).current(5.0)
+    cache = workdir / CACHE_FILE
+    kept = json.loads(cache.read_text())
+    kept["stems"] = ["not stems"] * len(kept["stems"])
+    cache.write_text(json.dumps(kept))
+
+    stemmer = CountingStemmer()
+    snapshot = todo_store(folder, workdir, stemmer).current(5.0)
+    assert stemmer.stemmed == len(snapshot.records)
+    assert RecordIndex(snapshot.records, snapshot.stems).postings == RecordIndex(snapshot.records).postings
+
+
+def test_a_search_from_cached_stems_answers_as_one_that_stemmed(
+    open_adapter: OpenAdapter, tmp_path: Path
+) -> None:
+    folder, workdir = write_list(tmp_path), tmp_path / "w"
+    fresh = open_adapter(folder / "todo.txt", workdir=workdir).search("restoring drills")
+    cached = open_adapter(folder / "todo.txt", workdir=workdir).search("restoring drills")
+    assert (fresh["diagnostics"]["snapshot"], cached["diagnostics"]["snapshot"]) == ("loaded", "cache")
+    assert [c["title"] for c in cached["candidates"]] == [c["title"] for c in fresh["candidates"]]
+    assert [c["title"] for c in cached["candidates"]] == [
+        "Run the quarterly restore drill for the wiki database +backup @infra due:2026-12-05"
+    ]
+
+
+def _as_lists(value: object) -> object:
+    """A stem list as JSON gives it back."""
+    if isinstance(value, list | tuple):
+        return [_as_lists(v) for v in value]
+    return value
