@@ -28,8 +28,8 @@ scope leaves it out and counts it when it would have matched.
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -129,9 +129,9 @@ def rank(
         view, excluded_by_as_of = index.view, 0
     else:
         view, undated, excluded_by_as_of = _scoped(index, scope)
-    scored = _match(view, query, index.postings if whole else None)
-    undated_matches = len(_match(undated, query, None)) if undated else 0
-    return Ranking([_hit(*item) for item in scored[:limit]], len(scored), len(view),
+    scored, matched_count = _match(view, query, index.postings if whole else None, limit)
+    undated_matches = _match(undated, query, None, 0)[1] if undated else 0
+    return Ranking([_hit(*item) for item in scored], matched_count, len(view),
                    excluded_by_as_of, undated_matches)
 
 
@@ -177,9 +177,10 @@ _Scored = tuple[TaskRecord, "_Terms", dict[str, float], set[str], float, bool, b
 
 def _match(
     view: list[tuple[TaskRecord, _Terms]], query: TaskQuery,
-    postings: dict[str, list[int]] | None,
-) -> list[_Scored]:
-    """Hits in order. ``postings`` (stem → positions in ``view``) is built when not given."""
+    postings: dict[str, list[int]] | None, limit: int,
+) -> tuple[list[_Scored], int]:
+    """The first ``limit`` hits in order, and how many hits there are. ``postings`` (stem →
+    positions in ``view``) is built when not given."""
     exact_order = {rid: i for i, rid in enumerate(query.record_ids)}
     working_order = {wid: len(exact_order) + i for i, wid in enumerate(query.working_ids)}
     terms = tuple(term_keys(query.terms, stemmed))
@@ -193,44 +194,101 @@ def _match(
     idf = _idf(terms, postings, len(view))
     decisive = decisive_terms(idf) if required > 1 else set()
 
-    exact_positions: dict[int, tuple[int, bool]] = {}
+    exact_hits: list[tuple[int, _Scored]] = []
     if exact_order or working_order:
-        for position, (record, _record_terms) in enumerate(view):
+        for record, record_terms in view:
             exact = _exact_position(record, exact_order, working_order)
             if exact is not None:
-                exact_positions[position] = exact
-    if terms:
-        candidates: set[int] = set(exact_positions)
-        for term in terms:
-            candidates.update(postings.get(term, ()))
-        positions: Iterable[int] = sorted(candidates)
-    else:
-        positions = range(len(view))
-
-    exact_hits: list[tuple[int, _Scored]] = []
-    ranked_hits: list[_Scored] = []
-    for position in positions:
-        record, record_terms = view[position]
-        exact = exact_positions.get(position)
-        if exact is not None:
-            order, by_working_id = exact
-            exact_hits.append(
-                (order, _scored(record, record_terms, terms, idf, exact=True, alias=by_working_id))
-            )
-            continue
-        if not all(_holds(record, name, value) for name, value in query.constraints):
-            continue
-        if terms:
-            matched = _matched(record_terms, terms)
-            if len(matched) < min(required, len(terms)) and not matched & decisive:
-                continue
-        elif not query.constraints:
-            continue
-        ranked_hits.append(_scored(record, record_terms, terms, idf, exact=False, alias=False))
-
+                order, by_working_id = exact
+                exact_hits.append(
+                    (order, _scored(record, record_terms, terms, idf, exact=True, alias=by_working_id))
+                )
     exact_hits.sort(key=lambda item: (item[0], item[1][0].record_id))
-    ranked_hits.sort(key=_order_key)
-    return [hit for _, hit in exact_hits] + ranked_hits
+    exact_ids = {hit[0].record_id for _, hit in exact_hits}
+    ranked, ranked_count = (
+        _ranked_by_terms(view, query, terms, idf, postings, required, decisive, exact_ids, limit)
+        if terms else _ranked_by_constraints(view, query, exact_ids, limit)
+    )
+    return ([hit for _, hit in exact_hits] + ranked)[:limit], len(exact_hits) + ranked_count
+
+
+def _ranked_by_terms(
+    view: list[tuple[TaskRecord, _Terms]], query: TaskQuery, terms: tuple[str, ...],
+    idf: dict[str, float], postings: dict[str, list[int]], required: int, decisive: set[str],
+    exact_ids: set[str], limit: int,
+) -> tuple[list[_Scored], int]:
+    """The first ``limit`` records holding enough of ``terms`` (exact hits aside), in
+    order, and how many there are.
+
+    Term at a time: each term adds its weighted IDF to the records of its postings, and
+    marks them as holding it (a bit of ``held``), so a record is looked at once per term
+    it holds and only the records shown are made into hits.
+    """
+    weighted: dict[int, float] = {}
+    held: dict[int, int] = {}
+    for bit, term in enumerate(terms):
+        idf_weight = idf[term]
+        for position in postings.get(term, ()):
+            record_terms = view[position][1]
+            field_weight = (
+                DESCRIPTION_WEIGHT if term in record_terms.description else _other_field_weight(record_terms, term)
+            )
+            weighted[position] = weighted.get(position, 0.0) + idf_weight * field_weight
+            held[position] = held.get(position, 0) | 1 << bit
+
+    matched_by_mask: dict[int, frozenset[str]] = {}
+    coverage_by_mask: dict[int, float | None] = {}  # None: too few terms to be admitted
+    scored: list[tuple[float, int, int]] = []  # score, position, mask
+    for position, mask in held.items():
+        coverage = coverage_by_mask.get(mask, 0.0)
+        if mask not in coverage_by_mask:
+            matched = matched_by_mask[mask] = frozenset(t for i, t in enumerate(terms) if mask >> i & 1)
+            admitted = len(matched) >= min(required, len(terms)) or bool(matched & decisive)
+            coverage = coverage_by_mask[mask] = weighted_coverage(matched, idf) if admitted else None
+        if coverage is None:
+            continue
+        record = view[position][0]
+        if record.record_id in exact_ids:
+            continue
+        if query.constraints and not all(_holds(record, name, value) for name, value in query.constraints):
+            continue
+        scored.append((round(weighted[position] * coverage, 6), position, mask))
+    # only records scoring at least the limit-th best score can be shown: order just those
+    floor = heapq.nlargest(limit, (score for score, _, _ in scored))[-1] if 0 < limit < len(scored) else -math.inf
+    shown = heapq.nsmallest(
+        limit, (entry for entry in scored if entry[0] >= floor),
+        key=lambda entry: _order_key(view[entry[1]][0], entry[0]),
+    )
+    return [
+        (view[position][0], view[position][1], idf, set(matched_by_mask[mask]), score, False, False)
+        for score, position, mask in shown
+    ], len(scored)
+
+
+def _ranked_by_constraints(
+    view: list[tuple[TaskRecord, _Terms]], query: TaskQuery, exact_ids: set[str], limit: int,
+) -> tuple[list[_Scored], int]:
+    """A question of field constraints alone: every record satisfying them, in order."""
+    if not query.constraints:
+        return [], 0
+    hits: list[_Scored] = [
+        (record, record_terms, {}, set(), 0.0, False, False)
+        for record, record_terms in view
+        if record.record_id not in exact_ids
+        and all(_holds(record, name, value) for name, value in query.constraints)
+    ]
+    return heapq.nsmallest(limit, hits, key=lambda hit: _order_key(hit[0], hit[4])), len(hits)
+
+
+def _field_weight(record_terms: _Terms, term: str) -> float:
+    if term in record_terms.description:
+        return DESCRIPTION_WEIGHT
+    return _other_field_weight(record_terms, term)
+
+
+def _other_field_weight(record_terms: _Terms, term: str) -> float:
+    """The weight of a term a record holds outside its description."""
+    return ANNOTATION_WEIGHT if any(term in a for a in record_terms.annotations) else FIELD_WEIGHT
 
 
 def _scored(
@@ -239,13 +297,9 @@ def _scored(
 ) -> _Scored:
     matched = _matched(record_terms, terms)
     score = 0.0
-    for term in matched:
-        weight = (
-            DESCRIPTION_WEIGHT if term in record_terms.description
-            else ANNOTATION_WEIGHT if any(term in a for a in record_terms.annotations)
-            else FIELD_WEIGHT
-        )
-        score += idf.get(term, 0.0) * weight
+    for term in terms:
+        if term in matched:
+            score += idf.get(term, 0.0) * _field_weight(record_terms, term)
     if terms:
         score *= weighted_coverage(matched, idf)
     return record, record_terms, idf, matched, round(score, 6), exact, alias
@@ -336,7 +390,6 @@ def _holds(record: TaskRecord, name: str, value: str) -> bool:
     return (record.priority or "").casefold() == folded  # priority
 
 
-def _order_key(hit: _Scored) -> tuple[float, bool, float, str]:
-    record = hit[0]
+def _order_key(record: TaskRecord, score: float) -> tuple[float, bool, float, str]:
     due = record.due.timestamp() if record.due is not None else math.inf
-    return (-hit[4], record.status in CLOSED_STATUSES, due, record.record_id)
+    return (-score, record.status in CLOSED_STATUSES, due, record.record_id)
