@@ -66,15 +66,18 @@ class TaskRecord:
 
     @classmethod
     def from_cache(cls, data: dict[str, Any]) -> TaskRecord:
-        values = dict(data)
-        for name in ("due", "entry", "end", "modified"):
-            values[name] = _parse_iso(values.get(name))
-        for name in ("projects", "tags", "contexts"):
-            values[name] = tuple(values.get(name) or ())
-        values["annotations"] = tuple(
-            Annotation(_parse_iso(entry), text) for entry, text in values.get("annotations") or ()
+        # field by field, in order: a snapshot is read back ten thousand records at a time
+        get = data.get
+        return cls(
+            data["record_id"], data["description"], data["status"], get("working_id"),
+            get("project"), tuple(get("projects") or ()), tuple(get("tags") or ()),
+            tuple(get("contexts") or ()), get("priority"), _parse_iso(get("due")),
+            _parse_iso(get("entry")), _parse_iso(get("end")), _parse_iso(get("modified")),
+            get("urgency"),
+            tuple(Annotation(_parse_iso(entry), text) for entry, text in get("annotations") or ()),
+            get("attributes") or {}, get("file"), get("line"), get("unparsed", False),
+            get("end_date_missing", False),
         )
-        return cls(**values)
 
 
 def _iso(value: datetime | None) -> str | None:
