@@ -55,6 +55,7 @@ from adapters.tasks.ranking import (
     project_matches,
     rank,
     record_stems,
+    stems_fit,
 )
 from adapters.tasks.snapshot import Snapshot, SnapshotStore
 
@@ -94,7 +95,7 @@ class TasksAdapter(Adapter):
             self.store = SnapshotStore(
                 files, config.workdir, f"{TASKWARRIOR}:{config.location.resolve()}",
                 lambda _contents, timeout: (program.export(timeout), []),
-                record_stems, STEMS_ANALYZER,
+                record_stems, STEMS_ANALYZER, stems_fit,
             )
             requirements = [ExecutableRequirement(
                 name="task", command=config.task_binary,
@@ -108,7 +109,7 @@ class TasksAdapter(Adapter):
             self.store = SnapshotStore(
                 files, config.workdir, f"todotxt:{config.location.resolve()}",
                 lambda contents, _timeout: _parse_list(todo_file, contents),
-                record_stems, STEMS_ANALYZER,
+                record_stems, STEMS_ANALYZER, stems_fit,
             )
             requirements = None
         return Manifest(

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import sys
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -93,8 +94,10 @@ class _Terms:
 # computed only under this name. Change it with anything that changes those stems.
 STEMS_ANALYZER = "unicode-words+unmark+porter/1"
 
-# A record's stems by field: its description, each annotation, its projects, tags and contexts.
-RecordStems = tuple[list[str], list[list[str]], list[str]]
+# A record's stems, packed in one string: its description's, then its projects', tags' and
+# contexts', then each annotation's, a tab between the parts and a space between the stems
+# (a stem is letters and digits). One string a record keeps a snapshot's stems small.
+RecordStems = str
 
 
 class RecordIndex:
@@ -108,7 +111,7 @@ class RecordIndex:
         self.records = records
         if stems is None:
             stems = record_stems(records)
-        self.view = [(record, _terms(*s)) for record, s in zip(records, stems, strict=True)]
+        self.view = [(record, _unpacked(s)) for record, s in zip(records, stems, strict=True)]
         postings: dict[str, list[int]] = {}
         for position, (_record, record_terms) in enumerate(self.view):
             for term in record_terms.present:
@@ -330,20 +333,33 @@ def _hit(
 
 
 def record_stems(records: list[TaskRecord]) -> list[RecordStems]:
-    """Each record's stems by field (see ``RecordStems``), in ``records``' order."""
-    return [_stems_of(record) for record in records]
+    """Each record's stems, packed (see ``RecordStems``), in ``records``' order."""
+    return [_packed(record) for record in records]
 
 
-def _stems_of(record: TaskRecord) -> RecordStems:
-    return (
-        _stems(record.description),
-        [_stems(a.description) for a in record.annotations],
-        _stems(" ".join((*record.projects, *record.tags, *record.contexts))),
-    )
+def stems_fit(stems: RecordStems, record: TaskRecord) -> bool:
+    """Whether ``stems`` (read back from a cache) has the parts ``record_stems`` gives ``record``."""
+    return isinstance(stems, str) and stems.count("\t") == 1 + len(record.annotations)
+
+
+def _packed(record: TaskRecord) -> RecordStems:
+    fields = " ".join((*record.projects, *record.tags, *record.contexts))
+    parts = [record.description, fields, *(a.description for a in record.annotations)]
+    return "\t".join(" ".join(_stems(part)) for part in parts)
+
+
+def _unpacked(stems: RecordStems) -> _Terms:
+    # interned, so each distinct stem is held once however many records hold it
+    description, fields, *annotations = stems.split("\t")
+    return _terms(_words(description), [_words(a) for a in annotations], _words(fields))
+
+
+def _words(stems: str) -> list[str]:
+    return list(map(sys.intern, stems.split()))
 
 
 def _terms_of(record: TaskRecord) -> _Terms:
-    return _terms(*_stems_of(record))
+    return _unpacked(_packed(record))
 
 
 def _terms(description: list[str], annotations: list[list[str]], fields: list[str]) -> _Terms:

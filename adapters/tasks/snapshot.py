@@ -41,6 +41,8 @@ FileKey = tuple[tuple[str, int, int] | tuple[str, None, None], ...]
 Loader = Callable[[dict[str, bytes], float], tuple[list[TaskRecord], list[str]]]
 # records -> what a search derives from each (their stems), JSON-encodable, in their order
 Deriver = Callable[[list[TaskRecord]], list[Any]]
+# (what was derived from a record, as read back from the cache, the record) -> whether it fits
+Fit = Callable[[Any, TaskRecord], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +56,12 @@ class Snapshot:
 
 class SnapshotStore:
     """``files`` are the store's data files; ``identity`` names the store and mode;
-    ``stems_of`` derives the records' stems, and ``analyzer`` names how it does."""
+    ``stems_of`` derives the records' stems, ``analyzer`` names how it does, and
+    ``stems_fit`` tells a record's stems read back from the cache that can be used."""
 
     def __init__(
         self, files: list[Path], workdir: Path, identity: str, loader: Loader,
-        stems_of: Deriver, analyzer: str,
+        stems_of: Deriver, analyzer: str, stems_fit: Fit,
     ) -> None:
         self.files = files
         self.cache_path = workdir / CACHE_FILE
@@ -66,6 +69,7 @@ class SnapshotStore:
         self.loader = loader
         self.stems_of = stems_of
         self.analyzer = analyzer
+        self.stems_fit = stems_fit
         self.loads = 0
         self._lock = threading.Lock()
         self._key: FileKey | None = None
@@ -137,7 +141,7 @@ class SnapshotStore:
             restemmed = (
                 data["analyzer"] != self.analyzer
                 or len(stems) != len(records)
-                or not all(isinstance(s, list) and len(s) == 3 for s in stems)
+                or not all(map(self.stems_fit, stems, records))
             )
             if restemmed:
                 stems = self.stems_of(records)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from adapters.tasks.model import TaskRecord
-from adapters.tasks.ranking import STEMS_ANALYZER, RecordIndex, record_stems
+from adapters.tasks.ranking import STEMS_ANALYZER, RecordIndex, record_stems, stems_fit
 from adapters.tasks.snapshot import CACHE_FILE, SnapshotStore
 from adapters.tasks.todotxt import read_list
 
@@ -33,7 +33,9 @@ def todo_store(folder: Path, workdir: Path, stemmer: CountingStemmer, analyzer: 
         parsed = read_list(todo, contents)
         return parsed.records, parsed.unparsed_lines
 
-    return SnapshotStore([todo, folder / "done.txt"], workdir, f"todotxt:{todo}", load, stemmer, analyzer)
+    return SnapshotStore(
+        [todo, folder / "done.txt"], workdir, f"todotxt:{todo}", load, stemmer, analyzer, stems_fit
+    )
 
 
 def write_list(tmp_path: Path) -> Path:
@@ -53,7 +55,7 @@ def test_a_new_process_takes_the_stems_from_the_cache(tmp_path: Path) -> None:
     later = CountingStemmer()
     cached = todo_store(folder, workdir, later).current(5.0)
     assert (cached.basis, later.stemmed) == ("cache", 0)
-    assert cached.stems == [list(map(_as_lists, s)) for s in loaded.stems]
+    assert cached.stems == loaded.stems
     assert RecordIndex(cached.records, cached.stems).postings == RecordIndex(loaded.records).postings
 
 
@@ -77,7 +79,7 @@ def test_stems_of_the_wrong_shape_are_made_again(tmp_path: Path) -> None:
     todo_store(folder, workdir, CountingStemmer()).current(5.0)
     cache = workdir / CACHE_FILE
     kept = json.loads(cache.read_text())
-    kept["stems"] = ["not stems"] * len(kept["stems"])
+    kept["stems"] = [["not", "packed"], 7, "no parts", *kept["stems"][3:]]
     cache.write_text(json.dumps(kept))
 
     stemmer = CountingStemmer()
@@ -98,9 +100,3 @@ def test_a_search_from_cached_stems_answers_as_one_that_stemmed(
         "Run the quarterly restore drill for the wiki database +backup @infra due:2026-12-05"
     ]
 
-
-def _as_lists(value: object) -> object:
-    """A stem list as JSON gives it back."""
-    if isinstance(value, list | tuple):
-        return [_as_lists(v) for v in value]
-    return value
