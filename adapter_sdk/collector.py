@@ -5,9 +5,9 @@ collects, and by default collects the youngest every 700 allocations. Starting
 an adapter (imports, opening an index) and loading a snapshot of thousands of
 records allocate hundreds of thousands of objects that all live on, none of
 them garbage: the collector walks each several times as it promotes it, for
-nothing (about 100 ms of a cold query over a todo.txt of 10,000 tasks). Reference counting
-frees what is dropped whatever the collector does; only reference cycles wait
-for it.
+nothing (about 100 ms of a cold query over a todo.txt of 10,000 tasks).
+Reference counting frees what is dropped whatever the collector does; only
+reference cycles wait for it.
 """
 
 from __future__ import annotations
