@@ -243,11 +243,11 @@ def _ranked_by_terms(
     coverage_by_mask: dict[int, float | None] = {}  # None: too few terms to be admitted
     scored: list[tuple[float, int, int]] = []  # score, position, mask
     for position, mask in held.items():
-        coverage = coverage_by_mask.get(mask, 0.0)
         if mask not in coverage_by_mask:
             matched = matched_by_mask[mask] = frozenset(t for i, t in enumerate(terms) if mask >> i & 1)
             admitted = len(matched) >= min(required, len(terms)) or bool(matched & decisive)
-            coverage = coverage_by_mask[mask] = weighted_coverage(matched, idf) if admitted else None
+            coverage_by_mask[mask] = weighted_coverage(matched, idf) if admitted else None
+        coverage = coverage_by_mask[mask]
         if coverage is None:
             continue
         record = view[position][0]
