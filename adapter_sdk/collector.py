@@ -13,6 +13,7 @@ reference cycles wait for it.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -26,11 +27,24 @@ def start_quietly() -> None:
 
 
 def keep_what_is_built() -> None:
-    """Everything allocated so far lives as long as the process: the collector never
-    walks it again. Call once start-up is done (an adapter after its handshake).
-    Objects are still freed when dropped; a garbage cycle already made now would
-    never be collected, so call it where nothing is left half done."""
+    """Take everything allocated so far for what it mostly is once start-up is done
+    (an adapter after its handshake): kept as long as the process. The collector
+    never walks it again; objects are still freed when dropped, but a garbage cycle
+    already made now is never collected, so call it where nothing is left half done."""
     gc.freeze()
+
+
+class _Pause:
+    """The loads under way in any thread: the first turns the collector off, the last
+    keeps what they built and turns it back on, if it was on before the first."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.was_enabled = False
+
+
+_PAUSE = _Pause()
 
 
 @contextmanager
@@ -38,16 +52,22 @@ def loading() -> Iterator[None]:
     """Build a large structure with the collector off, and keep what was built
     (``keep_what_is_built``) at the end, so it is never walked either.
 
-    The garbage cycles made before are collected first, so none is kept; another
-    thread's ``loading`` overlapping this one may end the pause early, never extend
-    it: the collector is turned back on by whichever turned it off.
+    The garbage cycles made before are collected first, so none is kept; a cycle
+    another thread makes during the load is kept with it. Loads in several threads
+    at once share one pause.
     """
     gc.collect()  # cheap after ``keep_what_is_built``: it walks only what is newer
-    was_enabled = gc.isenabled()
-    gc.disable()
+    with _PAUSE.lock:
+        if _PAUSE.depth == 0:
+            _PAUSE.was_enabled = gc.isenabled()
+            gc.disable()
+        _PAUSE.depth += 1
     try:
         yield
     finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
+        with _PAUSE.lock:
+            _PAUSE.depth -= 1
+            if _PAUSE.depth == 0:
+                gc.freeze()
+                if _PAUSE.was_enabled:
+                    gc.enable()

@@ -57,7 +57,7 @@ from adapters.tasks.ranking import (
     record_stems,
     stems_fit,
 )
-from adapters.tasks.snapshot import Snapshot, SnapshotStore
+from adapters.tasks.snapshot import Snapshot, SnapshotStore, Stemming
 
 if TYPE_CHECKING:
     from adapters.tasks.taskwarrior import TaskProgram
@@ -71,6 +71,7 @@ _TASKWARRIOR_LOCATOR = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 )
 _TODOTXT_LOCATOR = re.compile(r"[0-9a-f]{12}")
+STEMMING = Stemming(record_stems, STEMS_ANALYZER, stems_fit)  # what the snapshot cache keeps
 
 
 class TasksAdapter(Adapter):
@@ -95,7 +96,7 @@ class TasksAdapter(Adapter):
             self.store = SnapshotStore(
                 files, config.workdir, f"{TASKWARRIOR}:{config.location.resolve()}",
                 lambda _contents, timeout: (program.export(timeout), []),
-                record_stems, STEMS_ANALYZER, stems_fit,
+                STEMMING,
             )
             requirements = [ExecutableRequirement(
                 name="task", command=config.task_binary,
@@ -109,7 +110,7 @@ class TasksAdapter(Adapter):
             self.store = SnapshotStore(
                 files, config.workdir, f"todotxt:{config.location.resolve()}",
                 lambda contents, _timeout: _parse_list(todo_file, contents),
-                record_stems, STEMS_ANALYZER, stems_fit,
+                STEMMING,
             )
             requirements = None
         return Manifest(

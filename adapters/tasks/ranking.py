@@ -90,13 +90,15 @@ class _Terms:
     present: frozenset[str]  # every field's stems together
 
 
-# Names how ``record_stems`` derives a record's terms: a snapshot cache keeps the stems it
-# computed only under this name. Change it with anything that changes those stems.
+# Names how ``record_stems`` derives a record's terms (``adapter_sdk.lexical.tokenize``:
+# NFKC, CJK characters as words, in-word markup removed, long tokens dropped; then
+# ``stemmed``: diacritics folded, Porter): a snapshot cache keeps stems only under this name.
+# Change it with anything that changes those stems; tests/tasks/test_stems_cache.py pins them.
 STEMS_ANALYZER = "unicode-words+unmark+porter/1"
 
 # A record's stems, packed in one string: its description's, then its projects', tags' and
 # contexts', then each annotation's, a tab between the parts and a space between the stems
-# (a stem is letters and digits). One string a record keeps a snapshot's stems small.
+# (a stem is letters and digits). One string per record keeps a snapshot's stems small.
 RecordStems = str
 
 

@@ -39,10 +39,15 @@ CACHE_FILE = "tasks-snapshot.json"
 FileKey = tuple[tuple[str, int, int] | tuple[str, None, None], ...]
 # (file contents by name, seconds left) -> (records, unparsed line references)
 Loader = Callable[[dict[str, bytes], float], tuple[list[TaskRecord], list[str]]]
-# records -> what a search derives from each (their stems), JSON-encodable, in their order
-Deriver = Callable[[list[TaskRecord]], list[Any]]
-# (what was derived from a record, as read back from the cache, the record) -> whether it fits
-Fit = Callable[[Any, TaskRecord], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Stemming:
+    """How a search derives each record's stems, so the cache can keep them."""
+
+    of: Callable[[list[TaskRecord]], list[Any]]  # the records' stems, JSON-encodable, in order
+    analyzer: str  # names how: stems cached under another name are made again
+    fits: Callable[[Any, TaskRecord], bool]  # whether stems read back fit their record
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,25 +56,20 @@ class Snapshot:
     watermark: str
     unparsed_lines: list[str]
     basis: str  # memory | cache | revalidated | loaded
-    stems: list[Any]  # ``SnapshotStore.stems_of(records)``
+    stems: list[Any]  # ``Stemming.of(records)``
 
 
 class SnapshotStore:
-    """``files`` are the store's data files; ``identity`` names the store and mode;
-    ``stems_of`` derives the records' stems, ``analyzer`` names how it does, and
-    ``stems_fit`` tells a record's stems read back from the cache that can be used."""
+    """``files`` are the store's data files; ``identity`` names the store and mode."""
 
     def __init__(
-        self, files: list[Path], workdir: Path, identity: str, loader: Loader,
-        stems_of: Deriver, analyzer: str, stems_fit: Fit,
+        self, files: list[Path], workdir: Path, identity: str, loader: Loader, stemming: Stemming
     ) -> None:
         self.files = files
         self.cache_path = workdir / CACHE_FILE
         self.identity = identity
         self.loader = loader
-        self.stems_of = stems_of
-        self.analyzer = analyzer
-        self.stems_fit = stems_fit
+        self.stemming = stemming
         self.loads = 0
         self._lock = threading.Lock()
         self._key: FileKey | None = None
@@ -99,7 +99,7 @@ class SnapshotStore:
             return self._keep(key, snapshot)
         records, unparsed = self.loader(contents, timeout)
         self.loads += 1
-        snapshot = Snapshot(records, watermark, unparsed, "loaded", self.stems_of(records))
+        snapshot = Snapshot(records, watermark, unparsed, "loaded", self.stemming.of(records))
         if self._file_key() == key:
             self._write_cache(key, snapshot)
             return self._keep(key, snapshot)
@@ -130,25 +130,31 @@ class SnapshotStore:
         return contents
 
     def _read_cache(self) -> tuple[FileKey, Snapshot, bool] | None:
-        """The cached key and snapshot, and whether its stems were made again here."""
+        """The cached key and snapshot, and whether its stems were made again here;
+        None when there is no cache, or one that cannot be used (rebuilt from the store)."""
         try:
             data = orjson.loads(self.cache_path.read_bytes())
+        except FileNotFoundError:
+            return None
+        try:
             if data["format"] != CACHE_FORMAT or data["identity"] != self.identity:
                 return None
             key: FileKey = tuple(tuple(entry) for entry in data["key"])  # type: ignore[misc]
             records = [TaskRecord.from_cache(item) for item in data["records"]]
             stems = data["stems"]
             restemmed = (
-                data["analyzer"] != self.analyzer
+                data["analyzer"] != self.stemming.analyzer
+                or not isinstance(stems, list)
                 or len(stems) != len(records)
-                or not all(map(self.stems_fit, stems, records))
+                or not all(map(self.stemming.fits, stems, records))
             )
             if restemmed:
-                stems = self.stems_of(records)
+                stems = self.stemming.of(records)
             snapshot = Snapshot(records, data["watermark"], data["unparsed_lines"], "cache", stems)
             return key, snapshot, restemmed
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # absent or unreadable cache: rebuilt from the store
+        except Exception as exc:  # a damaged cache, whatever it holds, is only rebuilt
+            log(f"tasks: snapshot cache {self.cache_path} not used ({type(exc).__name__}: {exc}); rebuilt")
+            return None
 
     def _write_cache(self, key: FileKey, snapshot: Snapshot) -> None:
         payload = {
@@ -158,7 +164,7 @@ class SnapshotStore:
             "watermark": snapshot.watermark,
             "unparsed_lines": snapshot.unparsed_lines,
             "records": [record.to_cache() for record in snapshot.records],
-            "analyzer": self.analyzer,
+            "analyzer": self.stemming.analyzer,
             "stems": snapshot.stems,
         }
         staging = self.cache_path.with_name(f".{CACHE_FILE}.{os.getpid()}.tmp")

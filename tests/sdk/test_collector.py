@@ -119,3 +119,32 @@ def test_a_command_that_ends_within_seconds_runs_without_the_collector() -> None
 @pytest.mark.parametrize("command", ["serve", "mcp", "daemon", "refresh", "eval"])
 def test_a_lasting_command_keeps_collecting(command: str) -> None:
     assert collector_of(command) == f"True {YOUNG_THRESHOLD}"
+
+
+def test_loads_overlapping_in_threads_leave_the_collector_as_they_found_it() -> None:
+    import threading
+
+    gc.enable()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    while_second_loads: list[bool] = []
+
+    def first() -> None:
+        with loading():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(5)
+        with loading():
+            second_in.set()
+            first_out.wait(5)  # the first load ends while this one still runs
+            while_second_loads.append(gc.isenabled())
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert while_second_loads == [False]  # one pause for both: it ends with the last
+    assert gc.isenabled()

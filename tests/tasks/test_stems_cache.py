@@ -8,7 +8,7 @@ from pathlib import Path
 
 from adapters.tasks.model import TaskRecord
 from adapters.tasks.ranking import STEMS_ANALYZER, RecordIndex, record_stems, stems_fit
-from adapters.tasks.snapshot import CACHE_FILE, SnapshotStore
+from adapters.tasks.snapshot import CACHE_FILE, SnapshotStore, Stemming
 from adapters.tasks.todotxt import read_list
 
 from .conftest import OpenAdapter
@@ -34,7 +34,7 @@ def todo_store(folder: Path, workdir: Path, stemmer: CountingStemmer, analyzer: 
         return parsed.records, parsed.unparsed_lines
 
     return SnapshotStore(
-        [todo, folder / "done.txt"], workdir, f"todotxt:{todo}", load, stemmer, analyzer, stems_fit
+        [todo, folder / "done.txt"], workdir, f"todotxt:{todo}", load, Stemming(stemmer, analyzer, stems_fit)
     )
 
 
@@ -55,6 +55,7 @@ def test_a_new_process_takes_the_stems_from_the_cache(tmp_path: Path) -> None:
     later = CountingStemmer()
     cached = todo_store(folder, workdir, later).current(5.0)
     assert (cached.basis, later.stemmed) == ("cache", 0)
+    assert cached.records == loaded.records
     assert cached.stems == loaded.stems
     assert RecordIndex(cached.records, cached.stems).postings == RecordIndex(loaded.records).postings
 
@@ -100,3 +101,33 @@ def test_a_search_from_cached_stems_answers_as_one_that_stemmed(
         "Run the quarterly restore drill for the wiki database +backup @infra due:2026-12-05"
     ]
 
+
+
+def test_a_damaged_cache_is_rebuilt_from_the_store_whatever_it_holds(tmp_path: Path) -> None:
+    folder, workdir = write_list(tmp_path), tmp_path / "w"
+    todo_store(folder, workdir, CountingStemmer()).current(5.0)
+    cache = workdir / CACHE_FILE
+    kept = json.loads(cache.read_text())
+    for damage in (["not a record"], [["a", "list"]], {"a": "table"}):
+        cache.write_text(json.dumps({**kept, "records": damage}))
+        assert todo_store(folder, workdir, CountingStemmer()).current(5.0).basis == "loaded"
+    cache.write_text(json.dumps({**kept, "stems": "\t" * len(kept["stems"])}))
+    rebuilt = todo_store(folder, workdir, CountingStemmer()).current(5.0)
+    assert RecordIndex(rebuilt.records, rebuilt.stems).postings == RecordIndex(rebuilt.records).postings
+
+
+def test_the_stems_a_cache_keeps_are_the_ones_its_analyzer_name_stands_for() -> None:
+    """Fails when tokenizing or stemming changes: then change STEMS_ANALYZER too, so that
+    caches made before are stemmed again rather than searched with the old stems."""
+    records = [
+        TaskRecord(
+            record_id="r1", description="Rotate the Café's **TLS** certificates, [s]ave logs",
+            status="pending", projects=("infra.certs",), tags=("security",), contexts=("ops",),
+        ),
+        TaskRecord(record_id="r2", description="ｆｕｌｌ-width ＡＢＣ and 東京の会議", status="pending"),
+    ]
+    assert STEMS_ANALYZER == "unicode-words+unmark+porter/1"
+    assert record_stems(records) == [
+        "rotat the cafe s tl certif save log\tinfra cert secur op",
+        "full width abc and 東 京 の 会 議\t",
+    ]
