@@ -134,9 +134,6 @@ class SnapshotStore:
         None when there is no cache, or one that cannot be used (rebuilt from the store)."""
         try:
             data = orjson.loads(self.cache_path.read_bytes())
-        except FileNotFoundError:
-            return None
-        try:
             if data["format"] != CACHE_FORMAT or data["identity"] != self.identity:
                 return None
             key: FileKey = tuple(tuple(entry) for entry in data["key"])  # type: ignore[misc]
@@ -152,6 +149,8 @@ class SnapshotStore:
                 stems = self.stemming.of(records)
             snapshot = Snapshot(records, data["watermark"], data["unparsed_lines"], "cache", stems)
             return key, snapshot, restemmed
+        except FileNotFoundError:
+            return None
         except Exception as exc:  # a damaged cache, whatever it holds, is only rebuilt
             log(f"tasks: snapshot cache {self.cache_path} not used ({type(exc).__name__}: {exc}); rebuilt")
             return None

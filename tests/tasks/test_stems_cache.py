@@ -111,6 +111,9 @@ def test_a_damaged_cache_is_rebuilt_from_the_store_whatever_it_holds(tmp_path: P
     for damage in (["not a record"], [["a", "list"]], {"a": "table"}):
         cache.write_text(json.dumps({**kept, "records": damage}))
         assert todo_store(folder, workdir, CountingStemmer()).current(5.0).basis == "loaded"
+    for text in ('{"format": 2, "records": [', "[]", "\u0000 not json"):
+        cache.write_text(text)
+        assert todo_store(folder, workdir, CountingStemmer()).current(5.0).basis == "loaded"
     cache.write_text(json.dumps({**kept, "stems": "\t" * len(kept["stems"])}))
     rebuilt = todo_store(folder, workdir, CountingStemmer()).current(5.0)
     assert RecordIndex(rebuilt.records, rebuilt.stems).postings == RecordIndex(rebuilt.records).postings
