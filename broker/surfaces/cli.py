@@ -85,11 +85,13 @@ def main(argv: list[str] | None = None) -> None:
         from broker.surfaces.daemon.client import forward
 
         code = forward(argv)
+        if code is None:
+            code = dispatch(argv)
     except KeyboardInterrupt:
         sys.stderr.write("recall: interrupted\n")
         sys.exit(130)
-    if code is None:
-        code = dispatch(argv)
+    except OSError as exc:
+        code = os_error(exc)
     if not lasting:
         exit_now(code)
     # Everything the command built is garbage now; the interpreter's last collections
@@ -97,6 +99,22 @@ def main(argv: list[str] | None = None) -> None:
     # to the process's exit; files are still flushed and exit handlers still run.
     gc.freeze()
     sys.exit(code)
+
+
+def os_error(exc: OSError) -> int:
+    """Report what the system refused a command (a full disk, a folder it may not
+    write, an output pipe closed early) as one line, never a stack trace: exit code 1.
+    What is still buffered for standard output is dropped. A reader that went away
+    (``recall query ... | head``) is told nothing: it is not listening."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush of the buffered rest cannot fail
+    os.close(devnull)
+    if not isinstance(exc, BrokenPipeError):
+        where = f": {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"recall: {exc.strerror or exc}{where}\n")
+    return 1
 
 
 def exit_now(code: int) -> None:
