@@ -21,8 +21,14 @@ from contextlib import contextmanager
 YOUNG_THRESHOLD = 10_000
 
 
+_usual_threshold: tuple[int, int, int] | None = None  # what ``start_quietly`` replaced
+
+
 def start_quietly() -> None:
     """Call first thing in a process that imports much before it works."""
+    global _usual_threshold
+    if _usual_threshold is None:
+        _usual_threshold = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD)
 
 
@@ -30,8 +36,14 @@ def keep_what_is_built() -> None:
     """Take everything allocated so far for what it mostly is once start-up is done
     (an adapter after its handshake): kept as long as the process. The collector
     never walks it again; objects are still freed when dropped, but a garbage cycle
-    already made now is never collected, so call it where nothing is left half done."""
+    already made now is never collected, so call it where nothing is left half done.
+    Young objects are collected as often as before ``start_quietly`` again: under
+    concurrent requests a collection of 10,000 at once is a pause they all wait on."""
+    global _usual_threshold
     gc.freeze()
+    if _usual_threshold is not None:
+        gc.set_threshold(*_usual_threshold)
+        _usual_threshold = None
 
 
 class _Pause:

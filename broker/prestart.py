@@ -40,7 +40,6 @@ AHEAD_ID = 2  # the id of a request written ahead: the handshake is request 1
 Ahead = tuple[str, Any, bytes]
 
 
-
 class Launched:
     """A process started ahead of its spawn: the handshake it was greeted with (empty:
     none), and the request written to it next as ``(request id, method, params)``."""

@@ -235,6 +235,7 @@ def _ranked_by_terms(
         idf_weight = idf[term]
         for position in postings.get(term, ()):
             record_terms = view[position][1]
+            # ``_field_weight`` unrolled: this runs once per posting, thousands a search
             field_weight = (
                 DESCRIPTION_WEIGHT if term in record_terms.description else _other_field_weight(record_terms, term)
             )

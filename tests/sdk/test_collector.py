@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import orjson
 import pytest
 
-from adapter_sdk.collector import YOUNG_THRESHOLD, keep_what_is_built, loading
+from adapter_sdk.collector import YOUNG_THRESHOLD, keep_what_is_built, loading, start_quietly
 
 
 @pytest.fixture(autouse=True)
@@ -90,9 +90,12 @@ def test_an_adapter_keeps_what_its_handshake_built() -> None:
         protocol_version_min=1, protocol_version_max=1, workdir="/nonexistent", source_id="toy",
     ))), None])
     gc.unfreeze()
+    usual = gc.get_threshold()
+    start_quietly()  # as an adapter's entry point does
     session.run(lambda: next(frames))
     assert b'"result"' in replies[0]
     assert gc.get_freeze_count() >= 1_000
+    assert gc.get_threshold() == usual  # its requests are collected as often as ever
 
 
 def collector_of(*arguments: str) -> str:
