@@ -13,6 +13,8 @@ Failures, all :class:`broker.errors.RecallError` (exit 1):
 
     ClaimRefused        the report or review cannot go ahead; says why
     ClaimStoreError     the queue or ledger cannot be read or written; never emptied
+    WriteRefused        the disk refused (part of) a write; every file is as it was
+                        (:mod:`broker.durable`)
 """
 
 from __future__ import annotations

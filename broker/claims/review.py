@@ -3,7 +3,9 @@
 Accepting re-reads both notes and goes ahead only if neither changed since the
 report (same digest, checked again just before the write), adds the
 superseded note to the successor's ``supersedes:`` (:mod:`broker.claims.front_matter`),
-replaces the file atomically with its mode kept, and records the decision.
+replaces the file atomically with its mode kept, and records the decision; if
+the decision cannot be recorded, the note is given its old bytes back, so an
+accept either happens whole or not at all (:mod:`broker.durable`).
 Rejecting files the claim's key in the rejection ledger first, then records the
 decision, so a crash in between still refuses the claim at the next report.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +23,8 @@ from broker.claims.model import Claim, ClaimRefused, Rejection
 from broker.claims.report import claims_store, note_path
 from broker.claims.store import ClaimsState, ClaimStatus, Decision
 from broker.config import Config
+from broker.durable import replace_file
+from broker.errors import RecallError
 
 
 def pending_claims(config: Config) -> list[Claim]:
@@ -35,15 +39,23 @@ def accept(config: Config, claim_id: str, reviewer: str) -> Claim:
         for record in (claim.successor, claim.superseded):
             _unchanged(note_path(config, record), record.sha256, record.locator)
         before = successor_path.stat()
-        text = successor_path.read_bytes().decode("utf-8")
-        edited = add_supersedes(text, claim.superseded.path, claim.successor.locator)
-        detail = f"{claim.successor.path}: supersedes += {claim.superseded.path}"
+        original = successor_path.read_bytes()
+        edited = add_supersedes(_text(original, claim), claim.superseded.path, claim.successor.locator)
+        decision = Decision(ClaimStatus.accepted, _name(reviewer), _now(),
+                            f"{claim.successor.path}: supersedes += {claim.superseded.path}")
         if edited is None:
-            detail = f"{claim.successor.path} already named {claim.superseded.path}; not edited"
-        else:
-            _unchanged(successor_path, claim.successor.sha256, claim.successor.locator)
-            _replace(successor_path, edited.encode("utf-8"), before)
-        store.append_decision(claim.claim_id, Decision(ClaimStatus.accepted, _name(reviewer), _now(), detail))
+            decision = replace(decision, detail=f"{claim.successor.path} already named "
+                                                f"{claim.superseded.path}; not edited")
+            store.append_decision(claim.claim_id, decision)
+            return claim
+        _unchanged(successor_path, claim.successor.sha256, claim.successor.locator)
+        _still(successor_path, before)
+        replace_file(successor_path, edited.encode("utf-8"), what="note")
+        try:
+            store.append_decision(claim.claim_id, decision)
+        except RecallError:
+            replace_file(successor_path, original, what="note")  # the accept did not happen
+            raise
     return claim
 
 
@@ -81,20 +93,18 @@ def _unchanged(path: Path, digest: str, locator: str) -> None:
         )
 
 
-def _replace(path: Path, data: bytes, before: os.stat_result) -> None:
-    """Write ``data`` over ``path`` atomically, unless the file moved on since ``before``."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def _text(original: bytes, claim: Claim) -> str:
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temporary, before.st_mode & 0o7777)
-        now = path.stat()
-        if (now.st_mtime_ns, now.st_size, now.st_ino) != (before.st_mtime_ns, before.st_size, before.st_ino):
-            raise ClaimRefused(f"{path} changed while it was being edited; nothing was written")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        return original.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ClaimRefused(f"{claim.successor.locator} is not valid UTF-8; nothing was edited") from None
+
+
+def _still(path: Path, before: os.stat_result) -> None:
+    """Refuse when the file moved on since ``before`` (an editor saved it meanwhile)."""
+    now = path.stat()
+    if (now.st_mtime_ns, now.st_size, now.st_ino) != (before.st_mtime_ns, before.st_size, before.st_ino):
+        raise ClaimRefused(f"{path} changed while it was being edited; nothing was written")
 
 
 def _name(reviewer: str) -> str:

@@ -12,7 +12,8 @@ exclusive lock on ``claims/.lock`` (read, check, append), so two reports or
 reviews at once cannot interleave. A file that does not parse, has a torn
 last line, names an unknown schema or an event for an unknown claim is
 reported as corrupted with its line number, and nothing more is written to it:
-it is never silently emptied or rewritten.
+it is never silently emptied or rewritten. An append the disk refuses in part
+is undone (:mod:`broker.durable`), so a full disk never leaves half a line.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from broker.claims.model import Claim, ClaimRefused, ClaimStoreError, Rejection
 SCHEMA = 1
 QUEUE_KIND = "recall.claims.queue"
 LEDGER_KIND = "recall.claims.rejections"
+QUEUE_WHAT = "claims queue"
+LEDGER_WHAT = "rejection ledger"
 
 
 class ClaimStatus(StrEnum):
@@ -110,17 +113,17 @@ class ClaimStore:
         return state
 
     def append_report(self, claim: Claim) -> None:
-        _append(self.queue_path, QUEUE_KIND, {"event": "reported", "claim": claim.to_json()})
+        _append(self.queue_path, QUEUE_KIND, {"event": "reported", "claim": claim.to_json()}, QUEUE_WHAT)
 
     def append_decision(self, claim_id: str, decision: Decision) -> None:
         entry: dict[str, Any] = {"event": str(decision.status), "id": claim_id,
                                  "reviewer": decision.reviewer, "at": decision.at.isoformat()}
         if decision.detail:
             entry["detail"] = decision.detail
-        _append(self.queue_path, QUEUE_KIND, entry)
+        _append(self.queue_path, QUEUE_KIND, entry, QUEUE_WHAT)
 
     def append_rejection(self, rejection: Rejection) -> None:
-        _append(self.ledger_path, LEDGER_KIND, rejection.to_json())
+        _append(self.ledger_path, LEDGER_KIND, rejection.to_json(), LEDGER_WHAT)
 
 
 def _fold(state: ClaimsState, entry: dict[str, Any], path: Path, number: int) -> None:
@@ -185,21 +188,18 @@ def _check_header(path: Path, header: dict[str, Any], kind: str) -> None:
         )
 
 
-def _append(path: Path, kind: str, entry: dict[str, Any]) -> None:
-    """Append one line, writing the header first if the file is new. Callers hold the lock."""
+def _append(path: Path, kind: str, entry: dict[str, Any], what: str) -> None:
+    """Append one line, writing the header first if the file is new. Callers hold the lock.
+
+    All or nothing (:func:`broker.durable.append`): a full disk leaves the file as it was.
+    """
+    from broker.durable import append
+
     lines = b""
     if not path.exists():
         lines = orjson.dumps({"schema": SCHEMA, "kind": kind}) + b"\n"
     lines += orjson.dumps(entry) + b"\n"
-    try:
-        handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(handle, lines)
-            os.fsync(handle)
-        finally:
-            os.close(handle)
-    except OSError as exc:
-        raise ClaimStoreError(f"cannot append to {path}: {exc.strerror}") from None
+    append(path, lines, what=what)
 
 
 def _corrupted(path: Path, number: int, why: str) -> ClaimStoreError:
