@@ -17,6 +17,12 @@ from broker.claims.front_matter import add_supersedes
         ("---\nsupersedes: [a.md]\ntags: [x]\n---\n", "---\nsupersedes: [a.md, old.md]\ntags: [x]\n---\n"),
         ("---\nsupersedes:\n    - a.md\ntags: x\n---\n", "---\nsupersedes:\n    - a.md\n    - old.md\ntags: x\n---\n"),
         ("---\r\ntitle: New\r\n---\r\nBody\r\n", "---\r\ntitle: New\r\nsupersedes: old.md\r\n---\r\nBody\r\n"),
+        # one pasted CRLF line in an LF note: the note is still LF, its front matter still found
+        ("---\ntitle: New\nvalid_until: 2030-01-01\n---\nPasted\r\nBody\n",
+         "---\ntitle: New\nvalid_until: 2030-01-01\nsupersedes: old.md\n---\nPasted\r\nBody\n"),
+        ("---\ntitle: New\r\n---\nBody\n", "---\ntitle: New\r\nsupersedes: old.md\n---\nBody\n"),
+        ("# Title\r\nBody\n", "---\r\nsupersedes: old.md\r\n---\r\n# Title\r\nBody\n"),
+        ("\ufeff# Title\n", "\ufeff---\nsupersedes: old.md\n---\n# Title\n"),
     ],
 )
 def test_one_reference_is_added_in_the_layout_already_there(before, after):
@@ -41,3 +47,13 @@ def test_a_layout_that_would_change_other_keys_is_refused():
 def test_front_matter_that_is_not_yaml_is_refused():
     with pytest.raises(ClaimRefused, match="not valid YAML"):
         add_supersedes("---\ntitle: [unclosed\n---\n", "old.md", "notes:new.md")
+
+
+def test_the_edited_note_keeps_its_own_front_matter_as_the_notes_adapter_reads_it():
+    from adapter_sdk.markdown.chunking import parse_note
+
+    note = "---\ntitle: Backups run with restic\nvalid_until: 2030-01-01\n---\n# Backups\r\nrestic.\n"
+    before, after = parse_note("new.md", note), parse_note("new.md", add_supersedes(note, "old.md", "n"))
+    assert (after.title, after.front.valid_to, after.front.supersedes) == (
+        "Backups run with restic", before.front.valid_to, ["old.md"])
+    assert [c.body for c in after.chunks] == [c.body for c in before.chunks]

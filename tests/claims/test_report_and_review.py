@@ -162,3 +162,19 @@ def test_locators_are_reported_as_given(home):
     data = report(home).json["claim"]
     assert (data["successor"]["locator"], data["superseded"]["locator"]) == (NEW_LOCATOR, OLD_LOCATOR)
     assert data["successor"]["identity"].endswith(":restic.md")
+
+
+def test_accept_on_an_lf_note_with_one_pasted_crlf_line_edits_its_front_matter_in_place(home):
+    note = home.root / "notes" / "restic.md"
+    pasted = NEW.replace("tags: [backup]\n", "valid_until: 2099-12-31\n").replace(
+        "# Backups\n", "# Backups\r\n")
+    note.write_bytes(pasted.encode())
+    assert home.recall("refresh", "--source", "notes").code == 0
+    claim = queued_id(report(home))
+    accepted = home.recall("review", "accept", claim, "--reviewer", "Ada")
+    assert accepted.code == 0, accepted.stderr
+    assert note.read_bytes() == pasted.replace(
+        "valid_until: 2099-12-31\n", "valid_until: 2099-12-31\nsupersedes: borg.md\n").encode()
+    found = home.recall("query", QUESTION, "--json").json["results"]
+    assert [r["title"] for r in found if r["locator"].startswith("notes:restic.md")] == [
+        "Backups run with restic"]
