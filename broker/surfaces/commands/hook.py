@@ -26,9 +26,12 @@ pre-reply reads plain text, or {"prompt": ..., "session_id": ...,
 "outcome", "coverage"} so a host can pass the lineages back next turn.
 
 install writes the hook entry into Claude Code's settings (user:
-~/.claude/settings.json, project: .claude/settings.json), keeping everything
-else in the file; installing again changes nothing; uninstall removes exactly
-that entry."""
+~/.claude/settings.json, project: .claude/settings.json), keeping every other
+byte of the file, through a symlink if it is one; installing again changes
+nothing; uninstall removes exactly that entry (never a hook of your own that
+runs recall, such as a wrapper script) and gives the file back as it was. A
+file that is not UTF-8 JSON, or repeats the "hooks" key, is refused and left
+alone."""
 EXIT_CODES = """exit codes:
   claude-code, pre-reply: always 0, so the prompt is never blocked; problems go
      to standard error as one line 'recall hook: ...' and nothing is injected
@@ -67,7 +70,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="install, uninstall: show the change, write nothing")
     parser.add_argument("--command", dest="hook_command", metavar="PATH",
-                        help="install: the recall executable the host runs (default: this one)")
+                        help="install: the recall executable the host runs (default: this one); "
+                             "uninstall: also remove entries that run it")
     add_server(parser)
 
 
@@ -175,7 +179,7 @@ def _edit_settings(args: argparse.Namespace) -> int:
         entry = hook_entry(_hook_command(args), args.budget_ms // 1000 + 1 + HOST_TIMEOUT_MARGIN_S)
         edit = plan_install(path, entry)
     else:
-        edit = plan_uninstall(path)
+        edit = plan_uninstall(path, [args.hook_command] if args.hook_command else [])
     if not edit.changed:
         state = "installed" if args.action == "install" else "not installed"
         print(f"{path}: the recall hook is already {state}; nothing to change")
@@ -192,7 +196,7 @@ def _edit_settings(args: argparse.Namespace) -> int:
         return 0
     apply(edit)
     if edit.after is None:
-        print(f"{path}: recall hook removed (the file held nothing else and was deleted)")
+        print(f"{path}: recall hook removed (install had created the file for it; it is deleted)")
     else:
         print(f"{path}: recall hook {'installed' if args.action == 'install' else 'removed'}")
     return 0
