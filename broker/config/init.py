@@ -1,14 +1,15 @@
-"""``recall init``: a commented user configuration, written once and atomically."""
+"""``recall init``: a commented user configuration, written atomically; later runs edit
+only the sources their flags name (:mod:`broker.config.init_edit`)."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from broker.config.identity import new_source_uid, uid_problem
+from broker.config.identity import new_source_uid
 from broker.config.locations import xdg_base
 from broker.errors import ConfigError, ConfigProblem, UsageError
 
@@ -29,14 +30,49 @@ class StarterSource:
     location: str
 
 
+@dataclass(frozen=True)
+class SourceRole:
+    """What ``init`` writes for one kind of starter source."""
+
+    adapter: str
+    freshness_mode: str
+    comment: str
+
+
+NOTES_ROLE = SourceRole("notes", "indexed", "A folder of markdown and text notes, indexed in the adapter's workdir.")
+TASKS_ROLE = SourceRole("tasks", "live", "Taskwarrior data (a directory) or a todo.txt file, read live.")
+SEMANTIC_ROLE = SourceRole(
+    "semantic", "indexed", "The same notes ranked by meaning (the semantic extra); fused with the notes source."
+)
+
+
+@dataclass(frozen=True)
+class SourceChange:
+    """What ``init`` did to one source of the file: added, replaced or kept."""
+
+    change: str
+    source: StarterSource
+    """The source as the file now declares it."""
+    was: StarterSource | None = None
+    """A replaced source as it was (its old source_uid and location)."""
+    named: bool = True
+    """A flag named it; ``False``: another source, kept untouched."""
+
+
 @dataclass
 class InitResult:
-    action: str  # created | replaced
+    action: str  # created | updated | unchanged
     config_path: Path
-    notes: StarterSource | None
-    tasks: StarterSource | None
+    changes: list[SourceChange]
     next: list[str] = field(default_factory=list)
-    semantic: StarterSource | None = None
+
+    def named(self, source_id: str) -> StarterSource | None:
+        """The source ``source_id`` when a flag named it."""
+        return next((c.source for c in self.changes if c.named and c.source.source_id == source_id), None)
+
+    @property
+    def replaced_uids(self) -> set[str]:
+        return {c.was.source_uid for c in self.changes if c.was is not None}
 
 
 def semantic_extra_missing() -> list[str]:
@@ -111,37 +147,9 @@ def render_user_config(
     doc.add("defaults", defaults)
 
     sources = tomlkit.aot()
-    for source, mode, note in (
-        (
-            notes,
-            "indexed",
-            "A folder of markdown and text notes, indexed in the adapter's workdir.",
-        ),
-        (tasks, "live", "Taskwarrior data (a directory) or a todo.txt file, read live."),
-        (
-            semantic,
-            "indexed",
-            "The same notes ranked by meaning (the semantic extra); fused with the notes source.",
-        ),
-    ):
-        if source is None:
-            continue
-        table = tomlkit.table()
-        table.add(tomlkit.comment(note))
-        table.add("source_uid", source.source_uid)
-        table.add("source_id", source.source_id)
-        table.add("adapter", source.adapter)
-        table.add("location", source.location)
-        table.add("location_kind", "path")
-        table.add("freshness_mode", mode)
-        table.add("sensitivity", "internal")
-        table.add("base_prior", 1.0)
-        if source is semantic:
-            settings = tomlkit.table()
-            settings.add("lexical_source", NOTES_SOURCE_ID)
-            table.add("settings", settings)
-        table.add(tomlkit.nl())
-        sources.append(table)
+    for source, role in ((notes, NOTES_ROLE), (tasks, TASKS_ROLE), (semantic, SEMANTIC_ROLE)):
+        if source is not None:
+            sources.append(source_table(source, role))
     if sources:
         doc.add("sources", sources)
 
@@ -186,6 +194,28 @@ def render_user_config(
     return tomlkit.dumps(doc)
 
 
+def source_table(source: StarterSource, role: SourceRole, lexical_source: str = NOTES_SOURCE_ID) -> Any:
+    """A ``[[sources]]`` table for ``source``, with the comment that says what it is."""
+    import tomlkit
+
+    table = tomlkit.table()
+    table.add(tomlkit.comment(role.comment))
+    table.add("source_uid", source.source_uid)
+    table.add("source_id", source.source_id)
+    table.add("adapter", source.adapter)
+    table.add("location", source.location)
+    table.add("location_kind", "path")
+    table.add("freshness_mode", role.freshness_mode)
+    table.add("sensitivity", "internal")
+    table.add("base_prior", 1.0)
+    if role is SEMANTIC_ROLE:
+        settings = tomlkit.table()
+        settings.add("lexical_source", lexical_source)
+        table.add("settings", settings)
+    table.add(tomlkit.nl())
+    return table
+
+
 def _example(
     source_id: str,
     adapter: str,
@@ -202,63 +232,16 @@ def _example(
     return lines
 
 
-def _write_atomically(path: Path, text: str, *, force: bool) -> str:
-    directory = path.parent
-    if not directory.exists():
-        directory.mkdir(parents=True, mode=0o700)
-        os.chmod(directory, 0o700)
-    existed = path.exists()
-    descriptor, temporary = tempfile.mkstemp(prefix=".config.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, 0o600)
-        if force:
-            os.replace(temporary, path)
-        else:
-            try:
-                os.link(temporary, path)  # refuses to clobber a file created meanwhile
-            except FileExistsError:
-                raise _exists(path) from None
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    return "replaced" if existed and force else "created"
-
-
 def _exists(path: Path) -> ConfigError:
     return ConfigError(
         [
             ConfigProblem(
-                f"{path} already exists; recall init will not overwrite it. Edit it, or pass "
-                "--force to replace it (its source_uids are then lost)"
+                f"{path} already exists; recall init changes it only with --force, and then only "
+                "the sources you name (--notes, --tasks, --semantic): every other source keeps its "
+                "table and source_uid"
             )
         ]
     )
-
-
-def refuse_existing(path: Path, *, force: bool) -> None:
-    if path.exists() and not force:
-        raise _exists(path)
-
-
-def declared_source_uids(path: Path) -> set[str]:
-    """The source_uids a configuration file declares, or none if it cannot be read."""
-    import tomllib
-
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return set()
-    sources = document.get("sources")
-    if not isinstance(sources, list):
-        return set()
-    return {
-        uid for s in sources if isinstance(s, dict)
-        and isinstance(uid := s.get("source_uid"), str) and uid_problem(uid) is None
-    }
 
 
 def forget_sources(state_root: Path, cache_root: Path, uids: set[str]) -> list[Path]:
@@ -279,23 +262,69 @@ def forget_sources(state_root: Path, cache_root: Path, uids: set[str]) -> list[P
 
 
 def write_user_config(
-    path: Path, *, notes: Path | None, tasks: Path | None, force: bool
+    path: Path, *, notes: Path | None, tasks: Path | None, semantic: bool, force: bool,
+    home: str | None,
 ) -> InitResult:
-    notes_source = (
-        StarterSource("notes", NOTES_SOURCE_ID, new_source_uid(), str(notes)) if notes else None
-    )
-    tasks_source = (
-        StarterSource("tasks", TASKS_SOURCE_ID, new_source_uid(), str(tasks)) if tasks else None
-    )
-    semantic_source = (
-        StarterSource("semantic", SEMANTIC_SOURCE_ID, new_source_uid(), str(notes))
-        if notes and not semantic_extra_missing()
-        else None
-    )
-    text = render_user_config(notes_source, tasks_source, semantic_source)
-    action = _write_atomically(path, text, force=force)
-    steps = [f"recall refresh --source {NOTES_SOURCE_ID}"] if notes_source else []
-    if notes_source and semantic_source is None:
-        steps.append(f"optional, to also rank notes by meaning: {SEMANTIC_INSTALL}, then recall init again")
+    """Create the file, or edit the sources the flags name in an existing one (all or nothing).
+
+    ``semantic``: --semantic was given (its extra is known to be installed).
+    """
+    from broker.durable import replace_file
+
+    available = not semantic_extra_missing()
+    try:
+        existing: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        existing = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([ConfigProblem(f"cannot read {path}: {exc}; nothing was changed")]) from None
+    if existing is None:
+        if notes is None and semantic:
+            raise UsageError("recall init --semantic ranks a notes source by meaning; there is no "
+                             "configuration yet: recall init --notes DIR")
+        changes = _starter_changes(notes, tasks, semantic=notes is not None and (semantic or available))
+        text = render_user_config(*(_named(changes, i) for i in (NOTES_SOURCE_ID, TASKS_SOURCE_ID,
+                                                                   SEMANTIC_SOURCE_ID)))
+        directory = path.parent
+        if not directory.exists():
+            directory.mkdir(parents=True, mode=0o700)
+            os.chmod(directory, 0o700)
+        try:
+            replace_file(path, text.encode("utf-8"), what="configuration", exclusive=True)
+        except FileExistsError:
+            raise _exists(path) from None
+        action = "created"
+    else:
+        if not force and (notes is not None or tasks is not None):
+            raise _exists(path)
+        from broker.config.init_edit import Named, edit_user_config
+
+        wanted = Named(notes, tasks, semantic or (notes is not None and available))
+        text, changes = edit_user_config(existing, path, wanted, home)
+        action = "unchanged"
+        if any(c.change != "kept" for c in changes):  # a file kept whole keeps every byte
+            replace_file(path, text.encode("utf-8"), what="configuration")
+            action = "updated"
+    return InitResult(action, path, changes, _next_steps(changes, notes is not None, available))
+
+
+def _starter_changes(notes: Path | None, tasks: Path | None, *, semantic: bool) -> list[SourceChange]:
+    starters = [
+        StarterSource("notes", NOTES_SOURCE_ID, new_source_uid(), str(notes)) if notes else None,
+        StarterSource("tasks", TASKS_SOURCE_ID, new_source_uid(), str(tasks)) if tasks else None,
+        StarterSource("semantic", SEMANTIC_SOURCE_ID, new_source_uid(), str(notes)) if semantic else None,
+    ]
+    return [SourceChange("added", source) for source in starters if source is not None]
+
+
+def _named(changes: list[SourceChange], source_id: str) -> StarterSource | None:
+    return next((c.source for c in changes if c.source.source_id == source_id), None)
+
+
+def _next_steps(changes: list[SourceChange], notes_named: bool, semantic_available: bool) -> list[str]:
+    steps = [f"recall refresh --source {c.source.source_id}" for c in changes
+             if c.change != "kept" and c.source.adapter == "notes"]
+    if notes_named and not semantic_available:
+        steps.append(f"optional, to also rank notes by meaning: {SEMANTIC_INSTALL}, then recall init --semantic")
     steps.append('recall query "what did we decide"')
-    return InitResult(action, path, notes_source, tasks_source, steps, semantic_source)
+    return steps

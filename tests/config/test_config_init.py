@@ -52,15 +52,15 @@ def test_init_turns_on_the_semantic_leg_when_its_extra_is_installed_else_says_ho
 def test_init_prints_what_it_created_and_the_next_steps(home: Home) -> None:
     notes = notes_dir(home)
     done = home.recall("init", "--notes", str(notes))
-    uid = load_config(cwd=home.root, environ=home.environ).sources[0].source_uid
+    uids = {s.source_id: s.source_uid for s in load_config(cwd=home.root, environ=home.environ).sources}
     assert done.stdout == (
         f"created {home.user_file}\n"
-        f"notes source notes ({uid})\n"
-        f"notes directory {notes}\n"
-        "\n"
+        f"added notes ({uids['notes']}) {notes}\n"
+        + (f"added notes-meaning ({uids['notes-meaning']}) {notes}\n" if SEMANTIC else "")
+        + "\n"
         "Next:\n"
         "  recall refresh --source notes\n"
-        + ("" if SEMANTIC else f"  optional, to also rank notes by meaning: {SEMANTIC_INSTALL}, then recall init again\n")
+        + ("" if SEMANTIC else f"  optional, to also rank notes by meaning: {SEMANTIC_INSTALL}, then recall init --semantic\n")
         + '  recall query "what did we decide"\n'
     )
 
@@ -80,12 +80,14 @@ def test_init_refuses_to_overwrite_without_force(home: Home) -> None:
     assert list(home.config_dir.iterdir()) == [home.user_file]
 
 
-def test_init_with_force_replaces_the_file(home: Home) -> None:
+def test_init_with_force_adds_the_source_to_the_file_and_keeps_its_comments(home: Home) -> None:
     home.write_user("# mine\n")
     done = home.recall("init", "--notes", str(notes_dir(home)), "--force", "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["action"] == "replaced"
-    assert load_config(cwd=home.root, environ=home.environ).source("notes") is not None
+    assert json.loads(done.stdout)["action"] == "updated"
+    assert home.user_file.read_text().startswith("# mine\n")
+    config = load_config(cwd=home.root, environ=home.environ)
+    assert config.source("notes") is not None and "notes" in config.profile().sources
 
 
 def test_init_json_reports_the_sources_and_next_steps(home: Home) -> None:
@@ -97,7 +99,10 @@ def test_init_json_reports_the_sources_and_next_steps(home: Home) -> None:
     config = load_config(cwd=home.root, environ=home.environ)
     uids = {s.source_id: s.source_uid for s in config.sources}
     steps = report.pop("next")
-    report.pop("semantic", None)  # present only where the semantic extra is installed
+    assert report.pop("sources") == [
+        {"change": "added", "source_id": s.source_id, "source_uid": s.source_uid, "location": s.location}
+        for s in config.sources
+    ]
     assert report == {
         "action": "created",
         "config_path": str(home.user_file),
@@ -156,3 +161,123 @@ def test_commented_examples_become_valid_sources_when_uncommented(home: Home) ->
     semantic = ["notes-meaning"] if SEMANTIC else []
     assert [s.source_id for s in config.sources] == ["notes", *semantic, "tasks", "gmail", "events"]
     assert len({s.source_uid for s in config.sources}) == 4 + len(semantic)
+
+
+# -- init over an existing configuration: only the sources named change -------------
+
+HAND_ADDED = """
+# my journal, added by hand
+[[sources]]
+source_uid = "01J8ZKQ4M7JOURNL"
+source_id = "journal"
+adapter = "notes"
+location = "{location}"
+location_kind = "path"
+sensitivity = "internal"
+"""
+
+
+def started(home: Home) -> tuple[Path, Path, dict[str, str]]:
+    """init --notes --tasks, a source added by hand, and a built notes index."""
+    notes = notes_dir(home)
+    (notes / "a.md").write_text("# Alpha\n\nbody\n")
+    todo = home.root / "todo.txt"
+    todo.write_text("(A) call Ana\n")
+    assert home.recall("init", "--notes", str(notes), "--tasks", str(todo)).returncode == 0
+    journal = home.root / "journal"
+    journal.mkdir()
+    with home.user_file.open("a") as out:
+        out.write(HAND_ADDED.format(location=journal))
+    refreshed = home.recall("refresh", "--source", "notes")
+    assert refreshed.returncode == 0, refreshed.stderr
+    uids = {s.source_id: s.source_uid for s in load_config(cwd=home.root, environ=home.environ).sources}
+    return notes, todo, uids
+
+
+def index_folders(home: Home, uid: str) -> list[Path]:
+    return sorted((home.root / "state" / "recall").glob(f"*/adapters/{uid}"))
+
+
+def test_init_force_with_the_same_notes_keeps_every_source_its_uid_and_its_index(home: Home) -> None:
+    notes, todo, uids = started(home)
+    notes_index = index_folders(home, uids["notes"])
+    assert notes_index
+    before = home.user_file.read_text()
+    done = home.recall("init", "--notes", str(notes), "--force")
+    assert done.returncode == 0, done.stderr
+    assert {s.source_id: s.source_uid for s in load_config(cwd=home.root, environ=home.environ).sources} == uids
+    assert home.user_file.read_text() == before
+    assert all(p.is_dir() for p in notes_index)
+    assert done.stdout.splitlines()[: 1 + len(uids)] == [
+        f"unchanged {home.user_file}",
+        f"kept notes ({uids['notes']}) {notes}",
+        f"kept tasks ({uids['tasks']}) {todo}",
+        *([f"kept notes-meaning ({uids['notes-meaning']}) {notes}"] if SEMANTIC else []),
+        f"kept journal ({uids['journal']}) {home.root / 'journal'}",
+    ]
+
+
+def test_init_force_with_another_notes_folder_replaces_only_the_notes_source(home: Home) -> None:
+    notes, todo, uids = started(home)
+    old_index = index_folders(home, uids["notes"])
+    elsewhere = home.root / "notes-2"
+    elsewhere.mkdir()
+    done = home.recall("init", "--notes", str(elsewhere), "--force", "--json")
+    assert done.returncode == 0, done.stderr
+    config = load_config(cwd=home.root, environ=home.environ)
+    now = {s.source_id: s.source_uid for s in config.sources}
+    assert now["notes"] != uids["notes"] and config.source("notes").location == str(elsewhere)
+    assert (now["tasks"], now["journal"]) == (uids["tasks"], uids["journal"])
+    assert "# my journal, added by hand" in home.user_file.read_text()
+    report = json.loads(done.stdout)
+    changes = {c["source_id"]: c["change"] for c in report["sources"]}
+    assert changes == {"notes": "replaced", "tasks": "kept", "journal": "kept",
+                       **({"notes-meaning": "replaced"} if SEMANTIC else {})}
+    notes_change = next(c for c in report["sources"] if c["source_id"] == "notes")
+    assert notes_change["was"] == {"source_id": "notes", "source_uid": uids["notes"], "location": str(notes)}
+    assert old_index and not any(p.exists() for p in old_index)
+    assert report["removed_indexes"] and all(str(p) in report["removed_indexes"] for p in old_index)
+
+
+def test_init_semantic_adds_the_meaning_leg_beside_the_notes_source_and_keeps_the_rest(home: Home) -> None:
+    notes = notes_dir(home)
+    journal = home.root / "journal"
+    journal.mkdir()
+    mine = (
+        "# my recall configuration\n"
+        '[[sources]]\nsource_uid = "01J8ZKQ4M7NOTESX"\nsource_id = "notes"\nadapter = "notes"\n'
+        f'location = "{notes}"\nlocation_kind = "path"\nsensitivity = "internal"\n'
+        + HAND_ADDED.format(location=journal)
+        + '\n[profiles.default]\nsources = ["notes", "journal"]  # both\nmax_sensitivity = "internal"\n'
+    )
+    home.write_user(mine)
+    done = home.recall("init", "--semantic")
+    if not SEMANTIC:
+        assert done.returncode == 1 and SEMANTIC_INSTALL in done.stderr
+        assert home.user_file.read_text() == mine
+        return
+    assert done.returncode == 0, done.stderr
+    config = load_config(cwd=home.root, environ=home.environ)
+    semantic = config.source("notes-meaning")
+    assert semantic is not None and semantic.location == str(notes)
+    assert semantic.settings == {"lexical_source": "notes"}
+    assert config.profile().sources == ["notes", "journal", "notes-meaning"]
+    assert [(s.source_id, s.source_uid) for s in config.sources][:2] == [
+        ("notes", "01J8ZKQ4M7NOTESX"), ("journal", "01J8ZKQ4M7JOURNL")]
+    assert home.user_file.read_text().startswith(mine.split("\n[profiles.default]")[0])
+    assert done.stdout.splitlines()[:4] == [
+        f"updated {home.user_file}",
+        f"kept notes (01J8ZKQ4M7NOTESX) {notes}",
+        f"kept journal (01J8ZKQ4M7JOURNL) {journal}",
+        f"added notes-meaning ({semantic.source_uid}) {notes}",
+    ]
+    again = home.recall("init", "--semantic")
+    assert again.returncode == 0 and again.stdout.startswith(f"unchanged {home.user_file}\n")
+
+
+def test_init_refuses_a_file_that_is_not_toml_and_leaves_it(home: Home) -> None:
+    home.write_user("[[sources]\nbroken")
+    done = home.recall("init", "--notes", str(notes_dir(home)), "--force")
+    assert done.returncode == 1 and "is not valid TOML" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert home.user_file.read_text() == "[[sources]\nbroken"

@@ -74,7 +74,9 @@ def test_init_force_removes_the_indexes_of_the_sources_it_replaces(tmp_path: Pat
     assert run("refresh").returncode == 0
     before = sorted((tmp_path / "s").glob("recall/*/adapters/*"))
     assert before, "refresh keeps the notes index in the source's workdir"
-    replaced = run("init", "--force", "--notes", str(notes))
+    elsewhere = tmp_path / "notes-2"
+    elsewhere.mkdir()
+    replaced = run("init", "--force", "--notes", str(elsewhere))
     assert replaced.returncode == 0, replaced.stderr
     assert re.search(r"removed \d+ index folders", replaced.stdout), replaced.stdout
     assert not any(p.exists() for p in before)
