@@ -9,8 +9,11 @@ from pathlib import Path
 
 from broker.config import load_config
 from broker.config.init import SEMANTIC_INSTALL, semantic_extra_missing
+from tests.support.full_disk import fill, full_disk
 
 from .conftest import Home
+
+__all__ = ["full_disk"]  # the fixture, used by name
 
 UID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{16}$")
 # with the semantic extra installed, init --notes adds the notes ranked by meaning too
@@ -281,3 +284,22 @@ def test_init_refuses_a_file_that_is_not_toml_and_leaves_it(home: Home) -> None:
     assert done.returncode == 1 and "is not valid TOML" in done.stderr
     assert len(done.stderr.splitlines()) == 1
     assert home.user_file.read_text() == "[[sources]\nbroken"
+
+
+def test_a_full_disk_leaves_the_configuration_as_it_was_and_says_so_in_one_line(
+    home: Home, full_disk: Path
+) -> None:
+    home.config_dir.parent.mkdir(parents=True, exist_ok=True)
+    home.config_dir.symlink_to(full_disk)
+    notes = notes_dir(home)
+    assert home.recall("init", "--notes", str(notes)).returncode == 0
+    before = home.user_file.read_bytes()
+    fill(full_disk)
+    todo = home.root / "todo.txt"
+    todo.write_text("(A) call Ana\n")
+    done = home.recall("init", "--tasks", str(todo), "--force")
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"recall: could not write configuration {full_disk / 'config.toml'}: No space left on device\n")
+    assert home.user_file.read_bytes() == before
+    assert sorted(p.name for p in full_disk.iterdir()) == [".filler", "config.toml"]
