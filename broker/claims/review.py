@@ -24,7 +24,6 @@ from broker.claims.report import claims_store, note_path
 from broker.claims.store import ClaimsState, ClaimStatus, Decision
 from broker.config import Config
 from broker.durable import replace_file
-from broker.errors import RecallError
 
 
 def pending_claims(config: Config) -> list[Claim]:
@@ -53,7 +52,7 @@ def accept(config: Config, claim_id: str, reviewer: str) -> Claim:
         replace_file(successor_path, edited.encode("utf-8"), what="note")
         try:
             store.append_decision(claim.claim_id, decision)
-        except RecallError:
+        except BaseException:
             replace_file(successor_path, original, what="note")  # the accept did not happen
             raise
     return claim

@@ -129,7 +129,7 @@ def apply(edit: SettingsEdit) -> None:
         return
     target = Path(os.path.realpath(edit.path))
     target.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(target, edit.after.encode("utf-8"), what=WHAT, new_mode=0o644)
+    replace_file(target, edit.after.encode("utf-8"), what=WHAT)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ list shows each pending claim with both quotes side by side. accept writes
 the rest of the file), unless either note changed since the report; the next
 query withholds the superseded note. reject records the claim's key in the
 rejection ledger, so the same claim is refused at every later report. ID may
-be a unique prefix of at least four characters."""
+be a unique prefix of at least four characters. Each decision is whole or not at
+all: when the disk refuses the queue or ledger, the note is given back as it was,
+the claim stays pending, and the command says so in one line (exit 1)."""
 EXIT_CODES = """exit codes:
   0  listed, accepted or rejected
   1  refused (the reason is printed), or the queue or ledger could not be read or written"""
