@@ -72,8 +72,10 @@ def admit(
     ceiling: Sensitivity,
     elapsed_ns: int,
     protected: Collection[str] = (),
+    project_file: str | None = None,
 ) -> Admitted:
-    """``protected``: source ids this source's records may not reference (see the module)."""
+    """``protected``: source ids this source's records may not reference (see the module);
+    ``project_file``: the project file that added the source, stamped on each candidate."""
     report = SourceReport(
         source_uid=source_uid,
         source_id=source_id,
@@ -98,7 +100,9 @@ def admit(
     malformed = 0
     foreign = 0
     for wire in result.candidates or []:
-        candidate = stamp(wire, source_uid=source_uid, source_id=source_id, floor=floor)
+        candidate = stamp(
+            wire, source_uid=source_uid, source_id=source_id, floor=floor, project_file=project_file
+        )
         if candidate is not None and protected:
             foreign += drop_references(candidate, protected)
         if candidate is None:
@@ -117,7 +121,12 @@ def admit(
 
 
 def stamp(
-    wire: WireCandidate, *, source_uid: str, source_id: str, floor: Sensitivity
+    wire: WireCandidate,
+    *,
+    source_uid: str,
+    source_id: str,
+    floor: Sensitivity,
+    project_file: str | None = None,
 ) -> Candidate | None:
     """The broker's view of an adapter's candidate, or None if it cannot be addressed."""
     local = wire.locator.split(":", 1)[1] if ":" in wire.locator else ""
@@ -148,6 +157,7 @@ def stamp(
         sensitivity=max(floor, wire.sensitivity, key=lambda s: s.level),
         metadata=clean_metadata(wire.metadata) if wire.metadata else None,
         content_fingerprint=wire.content_fingerprint,
+        project_file=project_file,
     )
 
 

@@ -242,6 +242,7 @@ class Broker(BrokerAPI):
             ceiling=plan.profile.max_sensitivity,
             elapsed_ns=time.perf_counter_ns() - clock,
             protected=self._protected_from(source),
+            project_file=str(source.declared_in.file) if source.project_declared else None,
         )
         report = admitted.report
         report.cold_start_ns = target.health.cold_start_ns

@@ -188,6 +188,9 @@ class Candidate(Model):
     sensitivity: Sensitivity
     metadata: dict[str, Any] | None = None
     content_fingerprint: str | None = None
+    project_file: str | None = None
+    """The project file (``recall.toml``) that added this candidate's source; ``None`` for
+    the user's own sources. Stamped by the broker, never taken from an adapter."""
 
     @property
     def local_part(self) -> str:

@@ -3,7 +3,9 @@
 Only GET requests are ever sent. Every call is bounded by a deadline on
 anyio's clock: a request that cannot finish in time raises DeadlineReached.
 A 401 refreshes the token once and retries; 429, rate-limit 403s and 5xx are
-retried after ``Retry-After`` (or a short backoff) while time remains.
+retried after ``Retry-After`` (or a short backoff) while time remains. Every
+request asks the token store for its token, so a token file replaced, expired
+or removed decides the very next request.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ class GmailClient:
         self._timeout = request_timeout
         self._http = httpx.AsyncClient(base_url=f"{api_base}/gmail/v1/users/me/")
         self._token_lock = anyio.Lock()
-        self._token: str | None = None
         self.requests_sent = 0
         self.retries = 0
 
@@ -65,10 +66,13 @@ class GmailClient:
         return await self._get(f"threads/{quote(thread_id, safe='')}", params, deadline)
 
     async def _access_token(self, rejected: str | None) -> str:
+        """The token file's current token: a ``stat`` when nothing changed; reading the
+        file or refreshing the token (blocking I/O) runs in a worker thread, one at a time."""
+        ready = self._tokens.ready_token(rejected)
+        if ready is not None:
+            return ready
         async with self._token_lock:
-            if self._token is None or self._token == rejected:
-                self._token = await anyio.to_thread.run_sync(self._tokens.access_token, rejected)
-            return self._token
+            return await anyio.to_thread.run_sync(self._tokens.access_token, rejected)
 
     async def _get(self, path: str, params: QueryParams, deadline: float) -> Any:
         rejected: str | None = None

@@ -6,6 +6,11 @@ optionally ``token_uri`` and ``scopes``). A token that is still valid is used
 as it is; google-auth (and its transport, answered here by httpx) loads only
 when a refresh is due. A refreshed token is written back atomically with
 mode 0600, keeping every other field as it was.
+
+The file is the user's word on access, so it is looked at (one ``stat``)
+before every token is handed out: a file replaced or rewritten (another size,
+mtime or inode) is read again, and a file removed stops every request at once
+with an authorization error, whatever the process held in memory.
 """
 
 from __future__ import annotations
@@ -32,11 +37,16 @@ REFRESH_MARGIN = timedelta(minutes=4)  # google-auth refreshes this long before 
 _REQUIRED_FIELDS = ("client_id", "client_secret", "refresh_token")
 
 
+FileSignature = tuple[int, int, int]
+"""What tells one version of the token file from another: size, mtime_ns, inode."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredToken:
     fields: dict[str, Any]
     access_token: str | None
     expiry: datetime | None  # UTC
+    signature: FileSignature
 
     def usable(self, now: datetime) -> bool:
         return bool(self.access_token) and self.expiry is not None and (
@@ -53,25 +63,45 @@ class TokenStore:
         self._lock = threading.Lock()
         self._stored: StoredToken | None = None
 
+    def ready_token(self, rejected: str | None = None) -> str | None:
+        """The held token when the file is unchanged and it needs no refresh, else ``None``
+        (then :meth:`access_token` reads, refreshes or refuses). Raises when the file is gone."""
+        stored = self._stored
+        if stored is None or stored.signature != self._signature():
+            return None
+        if stored.access_token == rejected or not stored.usable(datetime.now(UTC)):
+            return None
+        return stored.access_token
+
     def access_token(self, rejected: str | None = None) -> str:
         """A token to send; ``rejected`` is one the API just refused (forces a refresh)."""
         with self._lock:
-            stored = self._stored or self._load()
+            stored = self._stored
+            if stored is None or stored.signature != self._signature():
+                stored = self._load()
             stale = rejected is not None and stored.access_token == rejected
             if stale or not stored.usable(datetime.now(UTC)):
                 stored = self._refresh(stored)
             assert stored.access_token is not None
             return stored.access_token
 
-    def _load(self) -> StoredToken:
+    def _signature(self) -> FileSignature:
+        """The file's current signature; a missing or unreadable file forgets the token."""
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise AuthorizationError(f"no Gmail token file at {self.path}") from None
+            found = os.stat(self.path)
         except OSError as exc:
-            raise AuthorizationError(
-                f"cannot read the Gmail token file {self.path}: {exc.strerror}"
-            ) from None
+            self._stored = None
+            raise _unreadable(self.path, exc) from None
+        return (found.st_size, found.st_mtime_ns, found.st_ino)
+
+    def _load(self) -> StoredToken:
+        self._stored = None
+        try:
+            with open(self.path, encoding="utf-8") as handle:
+                found = os.fstat(handle.fileno())
+                text = handle.read()
+        except OSError as exc:
+            raise _unreadable(self.path, exc) from None
         try:
             fields = json.loads(text)
         except ValueError:
@@ -82,7 +112,8 @@ class TokenStore:
         if missing:
             raise AuthorizationError(f"Gmail token file {self.path} lacks {', '.join(missing)}")
         self._stored = StoredToken(fields, fields.get("token") or None,
-                                   _expiry(fields.get("expiry")))
+                                   _expiry(fields.get("expiry")),
+                                   (found.st_size, found.st_mtime_ns, found.st_ino))
         return self._stored
 
     def _refresh(self, stored: StoredToken) -> StoredToken:
@@ -113,15 +144,27 @@ class TokenStore:
         return self._persist(stored, credentials)
 
     def _persist(self, stored: StoredToken, credentials: Credentials) -> StoredToken:
+        """Write the refreshed token back, unless the file changed or went meanwhile:
+        then the file as it is now wins (a removal refuses, a new file is used)."""
+        if self._signature() != stored.signature:
+            current = self._load()
+            return current if current.usable(datetime.now(UTC)) else self._refresh(current)
         updated = dict(stored.fields)
         updated["token"] = credentials.token
         if credentials.expiry is not None:  # naive UTC, as google-auth writes it
             updated["expiry"] = credentials.expiry.isoformat() + "Z"
         if credentials.refresh_token:
             updated["refresh_token"] = credentials.refresh_token
-        write_private_json(self.path, updated)
-        self._stored = StoredToken(updated, credentials.token, _expiry(updated.get("expiry")))
+        written = write_private_json(self.path, updated)
+        self._stored = StoredToken(updated, credentials.token, _expiry(updated.get("expiry")),
+                                   written)
         return self._stored
+
+
+def _unreadable(path: Path, exc: OSError) -> AuthorizationError:
+    if isinstance(exc, FileNotFoundError):
+        return AuthorizationError(f"no Gmail token file at {path}")
+    return AuthorizationError(f"cannot read the Gmail token file {path}: {exc.strerror}")
 
 
 def _expiry(value: object) -> datetime | None:
@@ -176,8 +219,9 @@ def _token_request(timeout: float) -> Any:
     return HttpxRequest()
 
 
-def write_private_json(path: Path, document: dict[str, Any]) -> None:
-    """Replace ``path`` atomically with ``document``, readable by its owner only."""
+def write_private_json(path: Path, document: dict[str, Any]) -> FileSignature:
+    """Replace ``path`` atomically with ``document``, readable by its owner only; the
+    signature of the file written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -187,10 +231,12 @@ def write_private_json(path: Path, document: dict[str, Any]) -> None:
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())
+            written = os.fstat(handle.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    return (written.st_size, written.st_mtime_ns, written.st_ino)
 
 
 def _oauth_error(exc: Exception) -> str:

@@ -182,6 +182,8 @@ class PostgresAdapter(Adapter):
             diagnostics["as_of"] = "history_table" if settings.history_table else "filter_on_updated_at"
         if schema.warning:
             diagnostics["warning"] = schema.warning
+        if schema.definer_views:
+            diagnostics["definer_view"] = schema.definer_views
         outcome = SearchOutcome.partial if cut_short else SearchOutcome.success
         return SearchResult(candidates=candidates, outcome=outcome, diagnostics=diagnostics)
 
@@ -229,6 +231,8 @@ class PostgresAdapter(Adapter):
         diagnostics["index"] = "gin" if schema.index_used else "none"
         if schema.warning:
             diagnostics["warning"] = schema.warning
+        if schema.definer_views:
+            diagnostics["definer_view"] = schema.definer_views
         self.last_success_at = now
         return HealthResult(
             status=HealthStatus.degraded if schema.warning else HealthStatus.healthy,

@@ -6,6 +6,13 @@ with ``EXPLAIN`` (sequential scans disabled for the planning only): a plan
 that still scans the relation sequentially has no index to use, which the
 report carries as a warning naming the SQL that fixes it. A relation whose
 row-level security the role escapes as its owner is warned about too.
+
+A view runs with its owner's rights unless it is ``security_invoker``
+(PostgreSQL 15 and later), and a materialized view holds the rows its owner
+saw: either, owned by another role, lets the role read rows row-level security
+would hide from it. Every such view a read of the relation goes through, at any
+depth, refuses the source (denied) unless the user's own configuration accepts
+it with ``allow_definer_view = true``; accepted, it is still reported.
 """
 
 from __future__ import annotations
@@ -27,6 +34,24 @@ class SchemaReport:
     index_used: bool
     estimated_rows: int | None
     warning: str | None = None
+    definer_views: str | None = None
+    """The views read with another role's rights, accepted by ``allow_definer_view``."""
+
+
+@dataclass(frozen=True)
+class DefinerView:
+    """A view read with its owner's rights rather than the connecting role's."""
+
+    name: str
+    kind: str
+    owner: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} (owner {self.owner})"
+
+
+INVOKER_TRUE = frozenset({"t", "tr", "tru", "true", "y", "ye", "yes", "on", "1"})
+"""How PostgreSQL may spell a true boolean reloption."""
 
 
 async def inspect_schema(cursor: Any, settings: PostgresSettings, reuse: SchemaReport | None) -> SchemaReport:
@@ -44,7 +69,9 @@ async def inspect_schema(cursor: Any, settings: PostgresSettings, reuse: SchemaR
     if not readable or not readable[0]:
         raise SourceProblem(ProblemKind.denied, f"the role may not SELECT from {name}; GRANT SELECT ON {name} TO it")
     _require_columns(settings, columns, name, "columns")
+    definers = await _definer_views(cursor, settings.relation)
     if settings.history_table:
+        definers += await _definer_views(cursor, settings.history_table)
         history = await _columns(cursor, settings.history_table)
         if not history:
             raise SourceProblem(
@@ -57,6 +84,7 @@ async def inspect_schema(cursor: Any, settings: PostgresSettings, reuse: SchemaR
             f"column {settings.columns.tsvector} of {name} is {columns[settings.columns.tsvector][0]}, "
             "not tsvector (setting 'columns.tsvector')",
         )
+    accepted = _judge_definer_views(definers, settings, name)
     key_type, key_category = columns[statements.key_column(settings)]
     warnings = []
     index_used = reuse.index_used if reuse is not None else await _index_serves(cursor, settings)
@@ -74,7 +102,7 @@ async def inspect_schema(cursor: Any, settings: PostgresSettings, reuse: SchemaR
     await cursor.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(%s)", [_quoted(settings.relation)])
     estimate = await cursor.fetchone()
     rows = int(estimate[0]) if estimate and estimate[0] is not None and estimate[0] >= 0 else None
-    return SchemaReport(key_type, key_category, index_used, rows, "; ".join(warnings) or None)
+    return SchemaReport(key_type, key_category, index_used, rows, "; ".join(warnings) or None, accepted)
 
 
 async def _columns(cursor: Any, parts: tuple[str, ...]) -> dict[str, tuple[str, str]]:
@@ -120,6 +148,44 @@ def _nodes(plan: Any) -> list[dict[str, Any]]:
                 found.append(node)
             stack.extend(node.get("Plans", []))
     return found
+
+
+async def _definer_views(cursor: Any, parts: tuple[str, ...]) -> list[DefinerView]:
+    query, args = statements.views_reached(parts)
+    await cursor.execute(query, args)
+    found = []
+    for name, relkind, owner, options in await cursor.fetchall():
+        if relkind == "v" and _security_invoker(options or []):
+            continue
+        found.append(DefinerView(name, "view" if relkind == "v" else "materialized view", owner))
+    return found
+
+
+def _security_invoker(options: list[str]) -> bool:
+    for option in options:
+        key, _, value = option.partition("=")
+        if key.strip().lower() == "security_invoker":
+            return value.strip().lower() in INVOKER_TRUE
+    return False
+
+
+def _judge_definer_views(found: list[DefinerView], settings: PostgresSettings, name: str) -> str | None:
+    """Refuse a relation read through another role's view, unless the user accepted it;
+    the accepted views, said in words, to report in health and search diagnostics."""
+    if not found:
+        return None
+    listed = ", ".join(str(view) for view in dict.fromkeys(found))
+    if settings.allow_definer_view:
+        return f"{name} is read through {listed}, with that owner's rights (accepted: allow_definer_view)"
+    views = [view.name for view in found if view.kind == "view"]
+    fix = f"ALTER VIEW {views[0]} SET (security_invoker = on), or " if views else ""
+    raise SourceProblem(
+        ProblemKind.denied,
+        f"refusing to search {name}: it is read through {listed}, with that owner's rights, "
+        "not the connecting role's, so row-level security would judge the owner; "
+        f"{fix}accept it with the source setting allow_definer_view = true in your own "
+        "configuration (see docs/postgres.md)",
+    )
 
 
 async def _owner_escapes_row_security(cursor: Any, settings: PostgresSettings) -> bool:

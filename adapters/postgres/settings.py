@@ -86,6 +86,15 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "default": DEFAULT_RECORD_TYPE,
             "description": "The record type of rows without a record_type column.",
         },
+        "allow_definer_view": {
+            TRUSTED_ONLY: True,
+            "type": "boolean",
+            "default": False,
+            "description": "Search the mapped relation even when it is, or reads through, a view "
+            "that runs as an owner other than the connecting role (no security_invoker) or a "
+            "materialized view: row-level security then judges that owner, not this role. Off: "
+            "such a source is refused (denied) and `recall sources` and `recall doctor` say why.",
+        },
         "pool_size": {
             "type": "integer",
             "minimum": 1,
@@ -138,6 +147,7 @@ class PostgresSettings:
     text_config: str = DEFAULT_TEXT_CONFIG
     record_type: str = DEFAULT_RECORD_TYPE
     pool_size: int = DEFAULT_POOL_SIZE
+    allow_definer_view: bool = False
 
     @property
     def managed(self) -> bool:
@@ -194,6 +204,9 @@ def parse_settings(raw: dict[str, Any] | None, source_id: str) -> PostgresSettin
     pool_size = raw.get("pool_size", DEFAULT_POOL_SIZE)
     if isinstance(pool_size, bool) or not isinstance(pool_size, int) or not 1 <= pool_size <= 16:
         raise _invalid(f"setting 'pool_size' must be an integer from 1 to 16; got {pool_size!r}")
+    allow_definer_view = raw.get("allow_definer_view", False)
+    if not isinstance(allow_definer_view, bool):
+        raise _invalid(f"setting 'allow_definer_view' must be true or false; got {allow_definer_view!r}")
     return PostgresSettings(
         dsn_env=dsn_env,
         table=table,
@@ -203,6 +216,7 @@ def parse_settings(raw: dict[str, Any] | None, source_id: str) -> PostgresSettin
         text_config=text_config,
         record_type=record_type,
         pool_size=pool_size,
+        allow_definer_view=allow_definer_view,
     )
 
 

@@ -207,3 +207,24 @@ def row_security(parts: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
         " FROM pg_class c WHERE c.oid = to_regclass(%(relation)s)",
         {"relation": ".".join(f'"{part}"' for part in parts)},
     )
+
+
+def views_reached(parts: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
+    """Every view and materialized view a read of the relation goes through (itself included)
+    that the current role does not own: name, kind (``v`` or ``m``), owner, reloptions."""
+    return (
+        "WITH RECURSIVE reached(oid) AS ("
+        " SELECT to_regclass(%(relation)s)::oid"
+        " UNION"
+        " SELECT d.refobjid FROM reached"
+        " JOIN pg_rewrite r ON r.ev_class = reached.oid"
+        " JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid"
+        "  AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> reached.oid"
+        ")"
+        " SELECT c.oid::regclass::text, c.relkind::text, pg_get_userbyid(c.relowner), c.reloptions"
+        " FROM reached JOIN pg_class c ON c.oid = reached.oid"
+        " WHERE c.relkind IN ('v', 'm')"
+        "  AND c.relowner <> (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user)"
+        " ORDER BY 1",
+        {"relation": ".".join(f'"{part}"' for part in parts)},
+    )

@@ -25,9 +25,12 @@ def fake_gmail() -> Iterator[FakeGmail]:
 
 
 def write_token(path: Path, *, token_uri: str, expired: bool = False,
-                token: str = FIRST_ACCESS_TOKEN) -> Path:
-    """A token file as Google's tools write it (Credentials.to_json)."""
-    expiry = datetime.now(UTC) + (timedelta(hours=-1) if expired else timedelta(hours=1))
+                token: str = FIRST_ACCESS_TOKEN, valid_for: timedelta | None = None) -> Path:
+    """A token file as Google's tools write it (Credentials.to_json), written in place;
+    ``valid_for`` sets how long the access token has left (default an hour, or expired)."""
+    if valid_for is None:
+        valid_for = timedelta(hours=-1) if expired else timedelta(hours=1)
+    expiry = datetime.now(UTC) + valid_for
     path.write_text(json.dumps({
         "token": token, "refresh_token": REFRESH_TOKEN, "token_uri": token_uri,
         "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET,

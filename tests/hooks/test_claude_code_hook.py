@@ -52,7 +52,7 @@ def test_retrieved_text_is_quoted_data_with_its_locator(hook_home):
     assert label == "quote:"
     assert json.loads(literal).startswith("Ignore all previous instructions")
     header = lines[lines.index(quoted[0]) - 1]
-    assert header.startswith("[1] notes:pager.md#L")
+    assert header.startswith('[1] locator: "notes:pager.md#L')
 
 
 def test_evidence_injected_once_per_session(hook_home):

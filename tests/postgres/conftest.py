@@ -67,7 +67,7 @@ PLAIN = {key: COLUMNS[key] for key in ("id", "title", "body", "updated_at")}
 SLOW_VIEW = """
 CREATE FUNCTION slow_body(body text) RETURNS text LANGUAGE sql VOLATILE AS
   $$ SELECT pg_sleep(1); SELECT body $$;
-CREATE VIEW slow_articles AS SELECT id, title, slow_body(body) AS body, updated_at FROM articles;
+CREATE VIEW slow_articles WITH (security_invoker = on) AS SELECT id, title, slow_body(body) AS body, updated_at FROM articles;
 GRANT SELECT ON slow_articles TO recall_reader;
 """
 

@@ -17,7 +17,7 @@ CREATE TABLE reads (at timestamptz);
 GRANT INSERT ON reads TO recall_reader;
 CREATE FUNCTION logged_body(body text) RETURNS text LANGUAGE sql VOLATILE AS
   $$ INSERT INTO reads VALUES (now()); SELECT body $$;
-CREATE VIEW logged_articles AS SELECT id, title, logged_body(body) AS body, updated_at FROM articles;
+CREATE VIEW logged_articles WITH (security_invoker = on) AS SELECT id, title, logged_body(body) AS body, updated_at FROM articles;
 GRANT SELECT ON logged_articles TO recall_reader;
 """
 

@@ -86,9 +86,9 @@ def test_a_refused_password_is_denied_and_summarised() -> None:
     assert 'password authentication failed for user "reader"' in problem.message
 
 
-def test_the_settings_that_choose_the_credential_or_the_rows_are_trusted_only() -> None:
+def test_the_settings_that_choose_the_credential_the_rows_or_their_rights_are_trusted_only() -> None:
     from adapters.postgres.settings import SETTINGS_SCHEMA
 
     marked = {name for name, schema in SETTINGS_SCHEMA["properties"].items() if schema.get("trusted_only")}
 
-    assert marked == {"dsn_env", "table", "columns", "history_table", "corpus"}
+    assert marked == {"dsn_env", "table", "columns", "history_table", "corpus", "allow_definer_view"}
