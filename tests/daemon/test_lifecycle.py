@@ -181,7 +181,8 @@ def test_daemon_start_reports_a_broker_that_cannot_start(resident):
     resident.config_file.write_text(resident.config_file.read_text() + "\n[profiles.default\n")
     done = resident.recall("daemon", "start")
     assert done.returncode == 1
-    assert "could not start; its log: " in done.stderr and "malformed TOML" in done.stderr
+    (line,) = done.stderr.splitlines()
+    assert "could not start: " in line and "malformed TOML" in line and "its log: " in line
     assert broker_pids(resident.runtime) == []
 
 
