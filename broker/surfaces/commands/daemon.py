@@ -82,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
 
             return serve(socket_path, idle_limit(args.idle_seconds))
         if args.action == "stop":
+            from broker.surfaces.daemon.client import wait_for_start
+
+            wait_for_start(place)  # a broker a command just started in the background is stopped too
             return stop(socket_path, args.json)
         return status(socket_path, args.json)
     except UnusablePlace as exc:

@@ -284,7 +284,6 @@ def failed_lately(place: Place, now: float) -> bool:
 
 def start(place: Place) -> bool:
     """Start the broker for ``place`` unless another command just did; True once it listens."""
-    import fcntl
     import time
 
     if failed_lately(place, time.time()):
@@ -295,19 +294,43 @@ def start(place: Place) -> bool:
         return False
     try:
         deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    return False
-                time.sleep(START_POLL)
-        return start_locked(place, deadline)
+        return lock_within(lock, deadline) and start_locked(place, deadline)
     except (OSError, UnusablePlace):
         return False
     finally:
         os.close(lock)
+
+
+def wait_for_start(place: Place) -> None:
+    """Until no command is starting the broker for ``place`` (each holds the start lock
+    until its broker listens or has failed), or ``START_TIMEOUT`` has passed."""
+    import time
+
+    try:
+        lock = open_lock_file(place.lock)
+    except OSError:
+        return
+    try:
+        lock_within(lock, time.monotonic() + START_TIMEOUT)
+    except OSError:
+        pass
+    finally:
+        os.close(lock)  # and with it the lock
+
+
+def lock_within(lock: int, deadline: float) -> bool:
+    """Take the start lock ``lock`` (a descriptor) before ``deadline``; False if it is still held then."""
+    import fcntl
+    import time
+
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(START_POLL)
 
 
 def start_after_exit(place: Place) -> None:

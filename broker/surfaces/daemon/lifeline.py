@@ -12,6 +12,7 @@ well under a millisecond's work each second).
 from __future__ import annotations
 
 import os
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,13 +49,16 @@ class Lifeline:
     socket_inode: int | None
     fingerprint: Fingerprint
     state_root: Path
-    state_inode: int | None  # None until the state folder exists
+    state_inode: int | None  # None: it could not be created, so it is not watched
     program: dict[Path, Identity] = field(default_factory=dict)
 
     @classmethod
     def of(cls, config: Config, fingerprint: Fingerprint, socket_path: str) -> Lifeline:
-        """What the broker serving ``config`` at ``socket_path`` lives on, as it is now."""
+        """What the broker serving ``config`` at ``socket_path`` lives on, as it is now.
+        The state folder is created if it is not there yet (its adapters would create it)."""
         state_root = config.paths.state_root
+        with suppress(OSError):
+            state_root.mkdir(mode=0o700, parents=True, exist_ok=True)
         return cls(
             socket_path=socket_path,
             socket_inode=inode(socket_path),
@@ -70,9 +74,7 @@ class Lifeline:
         if now != self.socket_inode:
             return f"its socket {self.socket_path} was {'removed' if now is None else 'replaced'}"
         state = inode(str(self.state_root))
-        if self.state_inode is None:
-            self.state_inode = state  # the first command may create it
-        elif state != self.state_inode:
+        if self.state_inode is not None and state != self.state_inode:
             return f"its state folder {self.state_root} was {'removed' if state is None else 'replaced'}"
         for path, known in self.program.items():
             if identity(path) != known:

@@ -102,7 +102,11 @@ class Resident:
         return version_change(client_version) or self.fingerprint.change()
 
     def idle_expired(self) -> bool:
-        return not self.in_flight and time.monotonic() - self.last_active >= self.idle_seconds
+        """Whether no command came for ``idle_seconds`` since the last one, or since the
+        broker was ready (its adapters started): a broker is not idle while it starts."""
+        if self.in_flight or self.warming is None or not self.warming.done():
+            return False
+        return time.monotonic() - self.last_active >= self.idle_seconds
 
     def retire(self, why: str) -> None:
         """Stop taking new commands: the socket path is freed for a successor at once."""
@@ -169,6 +173,8 @@ class ResidentServer(uvicorn.Server):
             await self.warm()
         except Exception as exc:  # a command meets the same trouble and reports it
             sys.stderr.write(f"starting the adapters ahead of a command failed: {exc!r}\n")
+        finally:
+            self.resident.last_active = time.monotonic()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # Here, not after run() returns: uvicorn re-raises SIGTERM once it has shut down.
