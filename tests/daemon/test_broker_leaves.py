@@ -15,11 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from broker.surfaces.daemon.lifeline import distribution_record
-
 from .conftest import alive, wait_gone
 
 LEAVES_WITHIN_SECONDS = 5.0
+
+
+def installed_record() -> Path | None:
+    """The RECORD file of the installed distribution, which every install rewrites."""
+    from importlib import metadata
+
+    try:
+        listed = metadata.distribution("recall-broker").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    return next((Path(str(entry.locate())) for entry in listed if entry.name == "RECORD"), None)
 
 
 def _leaves(resident, pid: int) -> None:
@@ -80,10 +89,10 @@ def test_a_broker_leaves_when_its_socket_file_is_replaced_and_leaves_the_new_one
         assert socket_path.stat().st_ino == successors, "the successor's socket was left in place"
 
 
-@pytest.mark.skipif(distribution_record() is None, reason="recall is not installed as a distribution")
+@pytest.mark.skipif(installed_record() is None, reason="recall is not installed as a distribution")
 def test_a_broker_leaves_when_the_installed_program_changes(resident):
     pid = resident.start()
-    record = distribution_record()
+    record = installed_record()
     assert record is not None
     later = time.time() + 1
     os.utime(record, (later, later))  # what any reinstall or upgrade does to it
