@@ -29,8 +29,9 @@ be this user's and writable by no one else, the socket must be this user's,
 and the process answering on it must run as this user; otherwise commands
 say so in one line and run in process. The broker leaves after
 RECALL_DAEMON_IDLE_SECONDS without a command (default 900), and within a
-second or so once its configuration changes or is removed, its state folder
-or its socket file is removed, or the installed program changes.
+second or so once its configuration or an adapter program changes or is
+removed, its state folder or socket file is removed, or the installed
+program changes.
 
   status   say whether a broker runs for this configuration, and what it is
   list     every resident broker of this user, whatever its configuration:

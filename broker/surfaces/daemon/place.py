@@ -104,7 +104,9 @@ def candidate_folders(environ: Mapping[str, str]) -> list[str]:
 
 
 def private_folder(folder: str) -> str:
-    """``folder``, created 0700, after checking nobody else owns or can enter it."""
+    """``folder``, created 0700, after checking it is a folder of this user's that nobody
+    else can write to (:class:`UntrustedPlace` otherwise); one others can only enter is
+    closed to them."""
     try:
         os.mkdir(folder, 0o700)
     except FileExistsError:
@@ -176,7 +178,7 @@ def open_lock_file(path: str) -> int:
 def read_own_file(path: str, limit: int) -> bytes:
     """Up to ``limit`` bytes from the end of the regular file of this user's at ``path``;
     a symlink is not followed, anything else reads as empty."""
-    descriptor = os.open(path, os.O_RDONLY | OWN_FILE_FLAGS)
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | OWN_FILE_FLAGS)  # a FIFO must not hang it
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():

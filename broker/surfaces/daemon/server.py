@@ -117,7 +117,7 @@ class Resident:
     def release_socket(self) -> None:
         """Unlink the socket path, unless a successor's socket is there by now."""
         with suppress(OSError):
-            if os.stat(self.socket_path).st_ino == self.socket_inode:
+            if os.lstat(self.socket_path).st_ino == self.socket_inode:
                 os.unlink(self.socket_path)
 
 
