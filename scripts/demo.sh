@@ -26,6 +26,8 @@ run refresh
 run query "how do we restore the database from a backup"
 run query --explain "postgres 16 upgrade plan" --limit 2
 run query "submarine periscope"
+# the demo's commands started a resident broker for its configuration: stop it
+"$recall" daemon stop >/dev/null
 echo
 echo "demo configuration kept in $demo"
 echo "to use recall yourself: export PATH=\"$PWD/.venv/bin:\$PATH\", then see docs/quickstart.md"

@@ -7,25 +7,32 @@ Property tests explore random examples on a developer's machine; CI sets
 Every ``recall`` a test starts runs in process: a resident broker started by one
 test would outlive it. Tests of the resident broker turn it on for their own
 commands and stop what they started. The runtime folder (sockets, launch plans)
-is the suite's own, so the suite leaves nothing in the user's.
+is the suite's own, so the suite leaves nothing in the user's. Every process the
+suite starts carries ``SESSION_MARKER`` in its environment: a resident broker still
+running at the end is found by it, whatever folders its test gave it, and stopped.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 
 from hypothesis import settings
 
 os.environ["RECALL_DAEMON"] = "0"
 os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="recall-run-")
+SESSION_MARKER = "PYTEST_RECALL_SESSION"  # not RECALL_*: it must not key a broker
+os.environ[SESSION_MARKER] = uuid.uuid4().hex
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-def _resident_brokers_of(root: str) -> list[int]:
-    """Resident brokers still running whose configuration lives under ``root``."""
+def _resident_brokers_of(root: str | None) -> list[int]:
+    """Resident brokers still running that this session started, or whose configuration
+    lives under ``root``."""
+    marker = f"{SESSION_MARKER}={os.environ[SESSION_MARKER]}".encode()
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -38,7 +45,8 @@ def _resident_brokers_of(root: str) -> list[int]:
         except OSError:
             continue
         if b"daemon" in argv and b"run" in argv and any(
-            v.startswith(b"XDG_CONFIG_HOME=" + root.encode()) for v in environ
+            v == marker or (root is not None and v.startswith(b"XDG_CONFIG_HOME=" + root.encode()))
+            for v in environ
         ):
             found.append(int(entry.name))
     return found
@@ -52,9 +60,9 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
     shutil.rmtree(os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
     basetemp = session.config._tmp_path_factory.getbasetemp() if hasattr(session.config, "_tmp_path_factory") else None
-    if basetemp is None or not os.path.isdir("/proc"):
+    if not os.path.isdir("/proc"):
         return
-    leftovers = _resident_brokers_of(str(basetemp))
+    leftovers = _resident_brokers_of(None if basetemp is None else str(basetemp))
     for pid in leftovers:
         try:
             os.kill(pid, signal.SIGTERM)

@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("hook", "evidence before every reply, for agent hosts; install the hook"),
     "report-stale": ("report_stale", "report that one note supersedes another, for review"),
     "review": ("review", "list, accept or reject reported supersession claims"),
-    "daemon": ("daemon", "show or stop the resident broker commands start on demand"),
+    "daemon": ("daemon", "list, show or stop the resident brokers commands start on demand"),
     "version": ("version", "print the version"),
     "completion": ("completion", "print a shell completion script (bash, zsh or fish)"),
 }

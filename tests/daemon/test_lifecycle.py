@@ -181,7 +181,8 @@ def test_daemon_start_reports_a_broker_that_cannot_start(resident):
     resident.config_file.write_text(resident.config_file.read_text() + "\n[profiles.default\n")
     done = resident.recall("daemon", "start")
     assert done.returncode == 1
-    assert "could not start; its log: " in done.stderr and "malformed TOML" in done.stderr
+    (line,) = done.stderr.splitlines()
+    assert "could not start: " in line and "malformed TOML" in line and "its log: " in line
     assert broker_pids(resident.runtime) == []
 
 
@@ -198,3 +199,11 @@ def test_a_terminated_broker_frees_its_socket(resident):
     assert resident.sockets() == []
     assert resident.recall("query", "restore", "drill").returncode == 0
     assert resident.started_broker() != pid
+
+
+def test_stop_right_after_a_command_stops_the_broker_it_started(resident):
+    """As a script's last line: the broker the command starts as it ends is stopped too."""
+    assert resident.recall("query", "restore", "drill").returncode == 0
+    stopped = resident.recall("daemon", "stop")
+    assert stopped.returncode == 0 and "stopped the resident broker" in stopped.stdout, stopped.stdout
+    assert broker_pids(resident.runtime) == []

@@ -99,6 +99,7 @@ def test_another_user_is_hung_up_on_even_through_loosened_modes(resident):
     os.chmod(socket_path.parent, 0o755)
     os.chmod(socket_path, 0o777)
     assert _intrude(socket_path) == "hung up"
+    os.chmod(socket_path, 0o600)  # this user's client refuses a socket others can write to
     assert resident.status()["commands_served"] == 1
 
 

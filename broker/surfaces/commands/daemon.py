@@ -1,4 +1,4 @@
-"""recall daemon: show or stop the resident broker that commands start on demand."""
+"""recall daemon: list, show, start or stop the resident brokers that commands start on demand."""
 
 from __future__ import annotations
 
@@ -13,39 +13,50 @@ from broker.surfaces.commands._common import add_json, print_json
 if TYPE_CHECKING:
     from broker.surfaces.daemon.place import Place
 
-HELP = "show, start or stop the resident broker commands start on demand"
-DESCRIPTION = """Show, start or stop the resident broker of this configuration.
+HELP = "list, show, start or stop the resident brokers commands start on demand"
+DESCRIPTION = """List, show, start or stop the resident brokers commands start on demand.
 
 'recall query', 'expand', 'sources', 'refresh', 'hook' and 'sidecar-plugin'
 run in a background broker that keeps adapters warm between commands. When
 none runs, such a command runs in process and starts one as it ends, for the
-commands after it. The broker listens on a Unix socket only this user can open (in
-$XDG_RUNTIME_DIR/recall, else /tmp/recall-<uid>), and serves one
-configuration: the user configuration, state folder and project recall.toml
-in effect where it was started. It leaves after RECALL_DAEMON_IDLE_SECONDS
-without a command (default 900), and is replaced as soon as a configuration
-file, the installed version or an adapter program changes. Output is the same
-with or without it; --no-daemon or RECALL_DAEMON=0 runs a command in process.
+commands after it. Output is the same with or without it; --no-daemon or
+RECALL_DAEMON=0 runs a command in process.
+
+A broker serves one configuration: the user configuration, state folder and
+project recall.toml in effect where it was started. It listens on a Unix
+socket in $XDG_RUNTIME_DIR/recall, else /tmp/recall-<uid>. That folder must
+be this user's and writable by no one else, the socket must be this user's,
+and the process answering on it must run as this user; otherwise commands
+say so in one line and run in process. The broker leaves after
+RECALL_DAEMON_IDLE_SECONDS without a command (default 900), and within a
+second or so once its configuration or an adapter program changes or is
+removed, its state folder or socket file is removed, or the installed
+program changes.
 
   status   say whether a broker runs for this configuration, and what it is
+  list     every resident broker of this user, whatever its configuration:
+           pid, started, idle, memory of it and its adapters, configuration
   start    start one now (if none runs) and wait until it listens and has
            started the default profile's adapters: from a login script or an
            agent host's session start, so the first command finds them warm
-  stop     stop it; the next command starts a fresh one
+  stop     stop it; the next command starts a fresh one (--all: stop every
+           resident broker of this user)
   run      run the broker in the foreground (what commands start on demand)"""
 EXIT_CODES = """exit codes:
   0  done (status: whether or not a broker runs)
-  1  error: bad usage, no usable runtime folder for the socket, or (start)
-     the broker could not start: its log is named and its last lines shown"""
+  1  error: bad usage, no usable runtime folder for the socket, a broker
+     that did not stop, or (start, run) the broker could not start: why, in
+     one line"""
 
 STOP_WAIT_SECONDS = 10.0
-LOG_TAIL_LINES = 12
+LOG_TAIL_BYTES = 4096
 WARM_WAIT_SECONDS = 30.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["status", "start", "stop", "run"], help="what to do")
+    parser.add_argument("action", choices=["status", "list", "start", "stop", "run"], help="what to do")
     add_json(parser)
+    parser.add_argument("--all", action="store_true", help="with stop: stop every resident broker of this user")
     parser.add_argument("--socket", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--idle-seconds", type=float, metavar="N",
                         help="with run: leave after N seconds without a command "
@@ -56,20 +67,29 @@ def run(args: argparse.Namespace) -> int:
     from broker.errors import UsageError
     from broker.surfaces.daemon.place import UnusablePlace, place_for
 
+    if args.all and args.action != "stop":
+        raise UsageError("--all goes with stop")
+    if args.action == "list":
+        return list_brokers(args.json)
+    if args.action == "stop" and args.all:
+        return stop_all(args.json)
     try:
         place = place_for(os.environ, os.getcwd())
+        socket_path = args.socket or place.socket
+        if args.action == "start":
+            return start(place, args.json)
+        if args.action == "run":
+            from broker.surfaces.daemon.server import idle_limit, serve
+
+            return serve(socket_path, idle_limit(args.idle_seconds))
+        if args.action == "stop":
+            from broker.surfaces.daemon.client import wait_for_start
+
+            wait_for_start(place)  # a broker a command just started in the background is stopped too
+            return stop(socket_path, args.json)
+        return status(socket_path, args.json)
     except UnusablePlace as exc:
         raise UsageError(f"no usable folder for the resident broker's socket: {exc}") from None
-    socket_path = args.socket or place.socket
-    if args.action == "start":
-        return start(place, args.json)
-    if args.action == "run":
-        from broker.surfaces.daemon.server import idle_limit, serve
-
-        return serve(socket_path, idle_limit(args.idle_seconds))
-    if args.action == "stop":
-        return stop(socket_path, args.json)
-    return status(socket_path, args.json)
 
 
 def status(socket_path: str, as_json: bool) -> int:
@@ -107,14 +127,22 @@ def start(place: Place, as_json: bool) -> int:
     if start_broker(place):
         wait_until_warm(place.socket)
         return status(place.socket, as_json)
-    try:
-        with open(place.log, encoding="utf-8", errors="replace") as log:
-            tail = log.readlines()[-LOG_TAIL_LINES:]
-    except OSError:
-        tail = []
-    sys.stderr.write(f"recall: the resident broker could not start; its log: {place.log}\n")
-    sys.stderr.writelines(f"  {line.rstrip()}\n" for line in tail)
+    sys.stderr.write(f"recall: the resident broker could not start: {last_words(place.log)} (its log: {place.log})\n")
     return 1
+
+
+def last_words(log_path: str) -> str:
+    """The last line a broker that could not start wrote: why, as its command said it."""
+    from broker.surfaces.daemon.place import read_own_file
+
+    try:
+        tail = read_own_file(log_path, LOG_TAIL_BYTES).decode("utf-8", "replace")
+    except OSError:
+        tail = ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    if not lines:
+        return "it said nothing"
+    return lines[-1].removeprefix("recall: ")
 
 
 def wait_until_warm(socket_path: str) -> None:
@@ -160,3 +188,60 @@ def wait_until_gone(pid: int) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.05)
+
+
+def list_brokers(as_json: bool) -> int:
+    from broker.surfaces.daemon.roster import running_brokers
+
+    brokers = running_brokers()
+    if as_json:
+        print_json({"brokers": [broker.as_json() for broker in brokers]})
+        return 0
+    if not brokers:
+        sys.stdout.write("no resident broker is running for this user\n")
+        return 0
+    rows = [("PID", "STARTED", "IDLE", "MEMORY", "CONFIGURATION")]
+    for broker in brokers:
+        state = broker.state
+        if state is None:
+            idle, configuration = "-", f"(not answering on {broker.socket or 'an unnamed socket'})"
+        else:
+            idle = duration(float(state["idle_seconds"]))
+            configuration = str(state["config_file"])
+            if state.get("project_file"):
+                configuration += f" + {state['project_file']}"
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(broker.started_at))
+        rows.append((str(broker.pid), started, idle, f"{broker.memory_bytes / 1e6:.0f} MB", configuration))
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
+        sys.stdout.write("  ".join([*cells, row[4]]) + "\n")
+    return 0
+
+
+def duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f}m{seconds % 60:02.0f}s"
+    return f"{seconds // 3600:.0f}h{seconds % 3600 // 60:02.0f}m"
+
+
+def stop_all(as_json: bool) -> int:
+    from broker.surfaces.daemon.roster import running_brokers
+    from broker.surfaces.daemon.roster import stop_all as stop_brokers
+
+    brokers = running_brokers()
+    left = stop_brokers(brokers, STOP_WAIT_SECONDS)
+    stopped = [broker.pid for broker in brokers if broker.pid not in left]
+    if as_json:
+        print_json({"stopped": stopped, "still_running": left})
+    elif not brokers:
+        sys.stdout.write("no resident broker was running for this user\n")
+    else:
+        sys.stdout.write(f"stopped {len(stopped)} resident broker(s): {', '.join(map(str, stopped)) or 'none'}\n")
+    if left:
+        sys.stderr.write(f"recall: resident brokers still running after {STOP_WAIT_SECONDS:g}s (sent SIGTERM): "
+                         f"{', '.join(map(str, left))}\n")
+        return 1
+    return 0

@@ -13,6 +13,10 @@ a dependency.
 The broker leaves on its own after an idle period, and refuses to serve (then
 leaves, so the next command starts a fresh one) once the configuration files,
 the installed version or the adapter programs differ from what it started
-with (:mod:`.fingerprint`). Connections from another user are dropped
-(:mod:`.peer`).
+with (:mod:`.fingerprint`); between commands it leaves by itself once its
+configuration, state folder, socket or installed program changes or goes
+(:mod:`.lifeline`). Connections from another user are dropped, and the client
+talks only to a broker of its own user (:mod:`.peer`, :mod:`.place`).
+:mod:`.roster` finds every broker of the user, for ``recall daemon list`` and
+``stop --all``.
 """

@@ -38,6 +38,11 @@ class RoutedStream(io.TextIOBase):
     def isatty(self) -> bool:
         return self._target().isatty()
 
+    def fileno(self) -> int:
+        """The original stream's descriptor outside a command; inside one, whose output
+        is a buffer, ``io.UnsupportedOperation`` as for any stream without one."""
+        return self._target().fileno()
+
     def writable(self) -> bool:
         return True
 

@@ -20,6 +20,12 @@ between them, and a command that finds a start under way runs in process. A
 broker that could not start (a configuration error, say: the in-process path
 reports it) is not tried again for ``RETRY_AFTER_FAILED_START`` seconds.
 ``recall daemon start`` starts one and waits for it (:func:`start`).
+
+Before it sends a byte, the client makes sure it talks to this user's broker:
+the folder and the socket file must be this user's, writable by no one else
+(:mod:`.place`), and the process listening must run as this user (:mod:`.peer`).
+Anything else is refused with one line on stderr naming it, and the command runs
+in process; no broker is started over it.
 """
 
 from __future__ import annotations
@@ -29,7 +35,17 @@ import os
 import sys
 
 from broker import __version__
-from broker.surfaces.daemon.place import Place, UnusablePlace, place_for
+from broker.surfaces.daemon.peer import peer_uid
+from broker.surfaces.daemon.place import (
+    Place,
+    UntrustedPlace,
+    UnusablePlace,
+    fresh_file,
+    modified_at,
+    open_lock_file,
+    place_for,
+    socket_file_is_own,
+)
 
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
@@ -89,9 +105,12 @@ def forward(argv: list[str]) -> int | None:
             cwd = host_directory(stdin, cwd)
     try:
         place = place_for(os.environ, cwd)
+        reply = run_resident(place, argv, stdin)
+    except UntrustedPlace as exc:
+        sys.stderr.write(f"recall: not using the resident broker: {exc}; running in process\n")
+        return None
     except (UnusablePlace, OSError):
         return None
-    reply = run_resident(place, argv, stdin)
     if reply is None:
         return None
     code, stdout, stderr = reply
@@ -143,7 +162,8 @@ def _text_input(data: bytes) -> Any:
 def run_resident(place: Place, argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str] | None:
     """What the broker printed for ``argv`` (exit code, stdout, stderr); ``None``: run it
     here, a broker being started for later commands if none listens. ``stdin``: the bytes
-    the command reads as its standard input."""
+    the command reads as its standard input. Raises :class:`UntrustedPlace` when what
+    listens there is not this user's."""
     try:
         return run_there(place.socket, argv, stdin)
     except (NotListening, Retired):
@@ -188,19 +208,15 @@ def request(
     path: str, method: str, target: str, payload: bytes, headers: Mapping[str, str]
 ) -> tuple[int, dict[str, str], bytes]:
     """One HTTP request over the socket at ``path``: the status, headers (lowercased
-    names) and body of the reply."""
+    names) and body of the reply. Nothing is sent unless this user's broker listens
+    there (see :func:`connect`)."""
     head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     head = (
         f"{method} {target} HTTP/1.1\r\nHost: localhost\r\n{head}"
         f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
     )
-    connection = unix_socket()
+    connection = connect(path)
     try:
-        connection.settimeout(CONNECT_TIMEOUT)
-        try:
-            connection.connect(path)
-        except (FileNotFoundError, ConnectionRefusedError):
-            raise NotListening(path) from None
         connection.settimeout(None)  # a refresh may take as long as the folder needs
         connection.sendall(head.encode() + payload)
         received = bytearray()
@@ -231,48 +247,90 @@ def unix_socket() -> _socket.socket:
     return _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
 
 
-def listening(path: str) -> bool:
-    probe = unix_socket()
+def connect(path: str) -> _socket.socket:
+    """A connection to this user's broker at ``path``, nothing sent yet. Raises
+    :class:`NotListening` when none listens there, :class:`UntrustedPlace` when the socket
+    file or the process listening on it is another user's."""
+    if not socket_file_is_own(path):
+        raise NotListening(path)
+    connection = unix_socket()
     try:
-        probe.settimeout(CONNECT_TIMEOUT)
-        probe.connect(path)
-    except (FileNotFoundError, ConnectionRefusedError):
+        connection.settimeout(CONNECT_TIMEOUT)
+        try:
+            connection.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            raise NotListening(path) from None
+        uid = peer_uid(connection)
+        if uid != os.getuid():
+            raise UntrustedPlace(f"{path} is answered by a process of uid {uid}, not of this user")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def listening(path: str) -> bool:
+    try:
+        connect(path).close()
+    except NotListening:
         return False
-    finally:
-        probe.close()
     return True
 
 
 def failed_lately(place: Place, now: float) -> bool:
-    try:
-        return now - os.stat(place.failed).st_mtime < RETRY_AFTER_FAILED_START
-    except OSError:
-        return False
+    failed_at = modified_at(place.failed)
+    return failed_at is not None and now - failed_at < RETRY_AFTER_FAILED_START
 
 
 def start(place: Place) -> bool:
     """Start the broker for ``place`` unless another command just did; True once it listens."""
-    import fcntl
     import time
 
     if failed_lately(place, time.time()):
         return False
-    lock = os.open(place.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        lock = open_lock_file(place.lock)
+    except OSError:
+        return False
     try:
         deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    return False
-                time.sleep(START_POLL)
-        return start_locked(place, deadline)
-    except OSError:
+        return lock_within(lock, deadline) and start_locked(place, deadline)
+    except (OSError, UnusablePlace):
         return False
     finally:
         os.close(lock)
+
+
+def wait_for_start(place: Place) -> None:
+    """Until no command is starting the broker for ``place`` (each holds the start lock
+    until its broker listens or has failed), or ``START_TIMEOUT`` has passed."""
+    import time
+
+    try:
+        lock = open_lock_file(place.lock)
+    except OSError:
+        return
+    try:
+        lock_within(lock, time.monotonic() + START_TIMEOUT)
+    except OSError:
+        pass
+    finally:
+        os.close(lock)  # and with it the lock
+
+
+def lock_within(lock: int, deadline: float) -> bool:
+    """Take the start lock ``lock`` (a descriptor) before ``deadline``; False if it is still held then."""
+    import fcntl
+    import time
+
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(START_POLL)
 
 
 def start_after_exit(place: Place) -> None:
@@ -290,7 +348,7 @@ def start_after_exit(place: Place) -> None:
     if failed_lately(place, time.time()):
         return
     try:
-        lock = os.open(place.lock, os.O_RDWR | os.O_CREAT, 0o600)
+        lock = open_lock_file(place.lock)
     except OSError:
         return
     try:
@@ -336,7 +394,7 @@ def start_locked(place: Place, deadline: float) -> bool:
         return True  # started by the command that held the lock before
     with suppress(FileNotFoundError):
         os.unlink(place.failed)
-    log = os.open(place.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    log = fresh_file(place.log)
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "broker.surfaces.cli", "daemon", "run", "--socket", place.socket],
@@ -352,7 +410,7 @@ def start_locked(place: Place, deadline: float) -> bool:
         if listening(place.socket):
             return True
         if process.poll() is not None:
-            os.close(os.open(place.failed, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+            os.close(fresh_file(place.failed))
             return False
         time.sleep(START_POLL)
     return False

@@ -5,7 +5,15 @@ Standard library only: the thin client imports this on every command.
 The folder is ``$XDG_RUNTIME_DIR/recall`` (the per-user runtime folder the
 login manager creates, mode 0700), else ``/tmp/recall-<uid>``. Either is
 created 0700 and used only if it is a real folder (not a symlink) owned by this
-user that nobody else can enter; anything else is refused.
+user that nobody else can write to: a folder another user could write to may
+hold what they planted (a socket that answers commands, a symlink to one of the
+user's files), so it is refused, never repaired into trust (:class:`UntrustedPlace`).
+A folder others can merely enter is closed to them.
+
+Inside it, nothing is taken on trust either: the socket must be this user's
+(:func:`socket_file_is_own`) and the broker's files are opened without
+following symlinks, a fresh file replacing whatever was in its place
+(:func:`fresh_file`, :func:`open_lock_file`).
 
 One broker serves one configuration: its name is a digest of every input that
 decides what a command would read (the user configuration file, the state and
@@ -15,6 +23,7 @@ environment variables adapters see), so two configurations never share one.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -37,6 +46,16 @@ TRANSPORT_NAMES = frozenset({"RECALL_DAEMON", "RECALL_DAEMON_IDLE_SECONDS", "REC
 
 class UnusablePlace(Exception):
     """No safe folder or name for a socket: commands run in process."""
+
+
+class UntrustedPlace(UnusablePlace):
+    """The broker's folder or socket is not this user's alone: someone else could have
+    put it there. Commands run in process, and say so (the message names the path)."""
+
+
+# Mode bits that let another user plant or replace entries (or take over a socket).
+WRITABLE_BY_OTHERS = 0o022
+OWN_FILE_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class Place:
@@ -85,7 +104,9 @@ def candidate_folders(environ: Mapping[str, str]) -> list[str]:
 
 
 def private_folder(folder: str) -> str:
-    """``folder``, created 0700, after checking nobody else owns or can enter it."""
+    """``folder``, created 0700, after checking it is a folder of this user's that nobody
+    else can write to (:class:`UntrustedPlace` otherwise); one others can only enter is
+    closed to them."""
     try:
         os.mkdir(folder, 0o700)
     except FileExistsError:
@@ -94,12 +115,89 @@ def private_folder(folder: str) -> str:
         raise UnusablePlace(f"cannot create {folder}: {exc.strerror or exc}") from None
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode):
-        raise UnusablePlace(f"{folder} is not a folder (a symlink or file is in its place)")
+        raise UntrustedPlace(f"{folder} is not a folder (a symlink or file is in its place)")
     if info.st_uid != os.getuid():
-        raise UnusablePlace(f"{folder} belongs to uid {info.st_uid}, not to this user")
+        raise UntrustedPlace(f"{folder} belongs to uid {info.st_uid}, not to this user")
+    if info.st_mode & WRITABLE_BY_OTHERS:
+        raise UntrustedPlace(
+            f"{folder} is writable by other users (mode {stat.S_IMODE(info.st_mode):04o}): "
+            "remove it, or check what is in it and make it 0700"
+        )
     if info.st_mode & 0o077:
-        os.chmod(folder, 0o700)
+        os.chmod(folder, 0o700)  # others could enter but not write: nothing of theirs is in it
     return folder
+
+
+def socket_file_is_own(path: str) -> bool:
+    """Whether a socket of this user's, that no one else can write to, is at ``path``;
+    False when nothing or something else of this user's is (a broker start replaces it).
+
+    Raises :class:`UntrustedPlace` for anything another user owns or could take over."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if info.st_uid != os.getuid():
+        raise UntrustedPlace(f"{path} belongs to uid {info.st_uid}, not to this user")
+    if not stat.S_ISSOCK(info.st_mode):
+        return False
+    if info.st_mode & WRITABLE_BY_OTHERS:
+        raise UntrustedPlace(f"{path} is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})")
+    return True
+
+
+def fresh_file(path: str) -> int:
+    """A new empty file at ``path``, 0600, open for writing: whatever was in its place
+    (a symlink, another user's file, a second name of a file elsewhere) is unlinked
+    first, never followed or truncated. The folder is private, so nothing can take its
+    place again between the two steps."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OWN_FILE_FLAGS, 0o600)
+
+
+def open_lock_file(path: str) -> int:
+    """The start lock at ``path``, a regular file of this user's with no other name:
+    kept when it is one (other commands may hold it), replaced when anything else is
+    in its place."""
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | OWN_FILE_FLAGS, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:  # ELOOP: a symlink, not followed
+            raise
+        return fresh_file(path)
+    info = os.fstat(descriptor)
+    if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_nlink == 1:
+        return descriptor
+    os.close(descriptor)
+    return fresh_file(path)
+
+
+def read_own_file(path: str, limit: int) -> bytes:
+    """Up to ``limit`` bytes from the end of the regular file of this user's at ``path``;
+    a symlink is not followed, anything else reads as empty."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | OWN_FILE_FLAGS)  # a FIFO must not hang it
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            return b""
+        os.lseek(descriptor, max(0, info.st_size - limit), os.SEEK_SET)
+        return os.read(descriptor, limit)
+    finally:
+        os.close(descriptor)
+
+
+def modified_at(path: str) -> float | None:
+    """When the regular file of this user's at ``path`` last changed; None for anything else."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        return None
+    return info.st_mtime
 
 
 def configuration_key(environ: Mapping[str, str], cwd: str) -> str:

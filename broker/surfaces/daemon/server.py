@@ -13,7 +13,10 @@ Besides the ``/v1`` API it answers three routes meant for the thin client:
 Before each command the broker compares its configuration files, adapter
 programs and version with what it started with; on a difference it unlinks
 its socket, answers ``409 resident_stale`` and leaves, and the client starts a
-fresh one. It also leaves after ``idle_seconds`` without a request.
+fresh one. Between commands it looks every second at what it lives on
+(:mod:`.lifeline`: its configuration, state folder, socket file and installed
+program) and leaves once any of it changed or is gone. It also leaves after
+``idle_seconds`` without a request.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from broker import __version__
 from broker.api import OnTheBroker
 from broker.config import Config
+from broker.errors import RecallError
 from broker.surfaces.daemon import capture
 from broker.surfaces.daemon.client import (
     ARGV_TYPE,
@@ -49,12 +53,15 @@ from broker.surfaces.daemon.client import (
     VERSION_HEADER,
 )
 from broker.surfaces.daemon.fingerprint import Fingerprint, version_change
+from broker.surfaces.daemon.lifeline import CHECK_SECONDS, Lifeline
 from broker.surfaces.daemon.peer import same_user
 from broker.surfaces.http import create_app, json_response, media_type, problem
 
 IDLE_ENV = "RECALL_DAEMON_IDLE_SECONDS"
 DEFAULT_IDLE_SECONDS = 900.0
 SHUTDOWN_GRACE = 5
+TICK_SECONDS = 0.1  # how often uvicorn calls ``on_tick``
+CHECK_TICKS = round(CHECK_SECONDS / TICK_SECONDS)
 
 
 class Resident:
@@ -71,6 +78,7 @@ class Resident:
         self.commands = 0
         self.leaving: str | None = None
         self.socket_inode: int | None = None
+        self.lifeline: Lifeline | None = None  # once it listens
         # starting the default profile's adapters, from the moment it listens
         self.warming: asyncio.Task[None] | None = None
 
@@ -94,7 +102,11 @@ class Resident:
         return version_change(client_version) or self.fingerprint.change()
 
     def idle_expired(self) -> bool:
-        return not self.in_flight and time.monotonic() - self.last_active >= self.idle_seconds
+        """Whether no command came for ``idle_seconds`` since the last one, or since the
+        broker was ready (its adapters started): a broker is not idle while it starts."""
+        if self.in_flight or self.warming is None or not self.warming.done():
+            return False
+        return time.monotonic() - self.last_active >= self.idle_seconds
 
     def retire(self, why: str) -> None:
         """Stop taking new commands: the socket path is freed for a successor at once."""
@@ -105,7 +117,7 @@ class Resident:
     def release_socket(self) -> None:
         """Unlink the socket path, unless a successor's socket is there by now."""
         with suppress(OSError):
-            if os.stat(self.socket_path).st_ino == self.socket_inode:
+            if os.lstat(self.socket_path).st_ino == self.socket_inode:
                 os.unlink(self.socket_path)
 
 
@@ -161,6 +173,8 @@ class ResidentServer(uvicorn.Server):
             await self.warm()
         except Exception as exc:  # a command meets the same trouble and reports it
             sys.stderr.write(f"starting the adapters ahead of a command failed: {exc!r}\n")
+        finally:
+            self.resident.last_active = time.monotonic()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # Here, not after run() returns: uvicorn re-raises SIGTERM once it has shut down.
@@ -172,9 +186,14 @@ class ResidentServer(uvicorn.Server):
     async def on_tick(self, counter: int) -> bool:
         if await super().on_tick(counter):
             return True
-        if self.resident.leaving is None and self.resident.idle_expired():
-            self.resident.retire(f"idle for {self.resident.idle_seconds:g}s")
-        return self.resident.leaving is not None
+        resident = self.resident
+        if resident.leaving is None and resident.idle_expired():
+            resident.retire(f"idle for {resident.idle_seconds:g}s")
+        if resident.leaving is None and resident.lifeline is not None and counter % CHECK_TICKS == 0:
+            why = resident.lifeline.broken()
+            if why:
+                resident.retire(why)
+        return resident.leaving is not None
 
 
 def run_command(argv: list[str], resident_broker: OnTheBroker, stdin: bytes = b"") -> tuple[int, str, str]:
@@ -249,19 +268,31 @@ def routes(resident: Resident) -> list[Route]:
     ]
 
 
+class CannotListen(RecallError):
+    """The broker's socket cannot be put in place; the message says where and why."""
+
+
 def bind(path: str) -> socket.socket:
-    """A listening socket at ``path``, mode 0600 from its first moment, moved into place whole."""
+    """A listening socket at ``path``, mode 0600 from its first moment, moved into place
+    whole. On failure nothing is left: the staging name is unlinked again."""
     staging = f"{path}.{os.getpid()}"
     with suppress(FileNotFoundError):
-        os.unlink(staging)
+        os.unlink(staging)  # a dead broker's of the same pid; a symlink is removed, not followed
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    previous = os.umask(0o177)
     try:
-        listener.bind(staging)
-    finally:
-        os.umask(previous)
-    listener.listen(128)
-    os.rename(staging, path)
+        previous = os.umask(0o177)
+        try:
+            listener.bind(staging)
+        finally:
+            os.umask(previous)
+        listener.listen(128)
+        os.rename(staging, path)
+    except OSError as exc:
+        listener.close()
+        with suppress(OSError):
+            os.unlink(staging)
+        why = "a folder is in its place" if isinstance(exc, IsADirectoryError) else exc.strerror or str(exc)
+        raise CannotListen(f"cannot listen at {path}: {why}") from None
     return listener
 
 
@@ -306,9 +337,10 @@ def serve(socket_path: str, idle_seconds: float) -> int:
         resident,
         warm=lambda: app.state.broker.warm(),
     )
-    capture.install()
     listener = bind(socket_path)
-    resident.socket_inode = os.stat(socket_path).st_ino
+    resident.lifeline = Lifeline.of(config, resident.fingerprint, socket_path)
+    resident.socket_inode = resident.lifeline.socket_inode
+    capture.install()  # only now: until it listens, its errors are a command's, reported as usual
     try:
         server.run(sockets=[listener])
     finally:
