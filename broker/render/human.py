@@ -37,18 +37,21 @@ from broker.render.text import (
     joined,
     mapping_text,
     num,
+    pairs_text,
     split_diagnostics,
     stamp_text,
 )
 
 __all__ = [
     "degraded_entries",
+    "pasteable_lineage",
     "render_error",
     "render_expand",
     "render_query",
     "render_refresh",
     "render_result",
     "render_sources",
+    "source_ids_by_uid",
 ]
 
 LEDGER_OMITTED = "(per-source ledger omitted for the response budget)"
@@ -66,7 +69,7 @@ def render_query(response: QueryResponse, *, explain: bool) -> str:
     out = Lines()
     _outcome(out, response)
     _results(out, response, explain)
-    _suppressed(out, response.suppressed, _source_ids_by_uid(response))
+    _suppressed(out, response.suppressed, source_ids_by_uid(response))
     if explain:
         _temporal_problems(out, response.temporal_problems)
         _ledger(out, response)
@@ -173,7 +176,8 @@ def _detail(out: Lines, result: Result) -> None:
     out.block("   ", explanation_block(result.explanation))
 
 
-def _source_ids_by_uid(response: QueryResponse) -> dict[str, str]:
+def source_ids_by_uid(response: QueryResponse) -> dict[str, str]:
+    """Each source's id by its uid, as the plan and the ledger name them."""
     ids = {s.source_uid: s.source_id for s in response.plan.sources}
     ids.update((r.source_uid, r.source_id) for r in response.source_outcomes or ())
     return ids
@@ -409,14 +413,18 @@ def _health_line(health: dict[str, Any]) -> str:
     f.count("failed", health.get("failed_count"))
     f.elapsed("cold start", health.get("cold_start_ns"))
     f.text("checkpoint", health.get("checkpoint_progress"))
-    scalars, _ = split_diagnostics(health.get("diagnostics"))
+    scalars, _, _ = split_diagnostics(health.get("diagnostics"))
     f.text("diagnostics", mapping_text(scalars))
     return str(f)
 
 
 def _diagnostic_lists(out: Lines, health: dict[str, Any]) -> None:
-    """Diagnostics that list things (files declined, failures): one readable line each."""
-    _, listed = split_diagnostics(health.get("diagnostics"))
+    """Diagnostics that hold more than one value: a map (the freshness an index had) on
+    a line of its own as ``key value`` pairs, a list (files declined, failures) as one
+    readable line per entry."""
+    _, nested, listed = split_diagnostics(health.get("diagnostics"))
+    for name in sorted(nested):
+        out.block("  ", f"{name.replace('_', ' ')}: {pairs_text(nested[name])}")
     for name in sorted(listed):
         out.block("  ", f"{name.replace('_', ' ')}:")
         for item in listed[name]:

@@ -172,6 +172,11 @@ def test_the_suppressed_block_names_reason_count_and_successor(tab, server):
     assert successor.inner_text().startswith("notes:new-decision.md")
     shown = page.locator("ol.result-list a.locator").all_inner_texts()
     assert not [s for s in shown if s.startswith("notes:old-decision.md")]
+    uid, _, ref = superseded[0]["lineage_root"].partition(":")
+    withheld = row.locator("td").nth(1).locator("a")  # the locator the terminal prints
+    assert withheld.inner_text() == f"notes:{ref}"
+    assert uid not in row.inner_text()
+    assert "/expand?locator=notes%3A" in (withheld.get_attribute("href") or "")
 
     successor.click()  # the successor opens as its own page
     page.wait_for_selector("section.expansion pre.content")
