@@ -222,6 +222,9 @@ class NotesAdapter(Adapter):
         declined = self._count("declined")
         if declined:
             diagnostics["declined_count"] = declined
+        if failed or declined:  # named as health names them, each with its reason and fix
+            problems = self._file_problems(store.conn())
+            diagnostics.update({key: problems[key] for key in ("failures", "declined") if key in problems})
         reason = self._partial_reason(progress, failed, stale) or guess
         if reason is not None:
             diagnostics["detail"] = reason[1]

@@ -20,6 +20,7 @@ from broker.contracts import (
     SourceRefresh,
     SourceReport,
     SourcesResponse,
+    SourceState,
     SourceSummary,
     Suppression,
     Verdict,
@@ -241,7 +242,8 @@ def _report_line(r: SourceReport) -> str:
     f.text("watermark", r.source_watermark)
     f.text("generation", r.index_generation)
     f.at("confirmed", r.confirmed_at)
-    f.text("diagnostics", mapping_text(r.diagnostics))
+    scalars, nested, _ = split_diagnostics(r.diagnostics)
+    f.text("diagnostics", mapping_text({**scalars, **nested}))
     return f"{r.source_id} ({r.source_uid})  {f}"
 
 
@@ -256,6 +258,7 @@ def _ledger(out: Lines, response: QueryResponse) -> None:
     else:
         for report in reports:
             out.block("  ", _report_line(report))
+            _listed_diagnostics(out, "  ", report.diagnostics)
 
 
 def _plan(out: Lines, response: QueryResponse) -> None:
@@ -422,13 +425,19 @@ def _diagnostic_lists(out: Lines, health: dict[str, Any]) -> None:
     """Diagnostics that hold more than one value: a map (the freshness an index had) on
     a line of its own as ``key value`` pairs, a list (files declined, failures) as one
     readable line per entry."""
-    _, nested, listed = split_diagnostics(health.get("diagnostics"))
+    _, nested, _ = split_diagnostics(health.get("diagnostics"))
     for name in sorted(nested):
         out.block("  ", f"{name.replace('_', ' ')}: {pairs_text(nested[name])}")
+    _listed_diagnostics(out, "  ", health.get("diagnostics"))
+
+
+def _listed_diagnostics(out: Lines, indent: str, diagnostics: dict[str, Any] | None) -> None:
+    """Diagnostics that list things (files declined, failures): one readable line each."""
+    _, _, listed = split_diagnostics(diagnostics)
     for name in sorted(listed):
-        out.block("  ", f"{name.replace('_', ' ')}:")
+        out.block(indent, f"{name.replace('_', ' ')}:")
         for item in listed[name]:
-            out.block("    ", item_text(item))
+            out.block(indent + "  ", item_text(item))
 
 
 def _source_entry(out: Lines, s: dict[str, Any]) -> None:
@@ -437,6 +446,8 @@ def _source_entry(out: Lines, s: dict[str, Any]) -> None:
     head.raw("enabled" if s.get("enabled") else "disabled")
     head.flag("in profile", bool(s.get("in_profile")))
     head.flag("denied by ceiling", not s.get("permitted", True))
+    if s.get("probed"):  # the state every surface shows; an unprobed row's is said above
+        head.text("status", str(s.get("status")))
     out.line(f"{s.get('source_id')} ({s.get('source_uid')})  {head}")
 
     config = Fields()
@@ -485,11 +496,14 @@ def render_sources(listing: SourcesResponse) -> str:
         out.line("nothing is configured yet: start with 'recall init --notes DIR' "
                  "(or --tasks PATH), then 'recall refresh'")
         return str(out)
+    probed = sum(row.probed for row in listing.sources)
     unusable = listing.unusable
     if unusable:
         names = ", ".join(row.source_id for row in unusable)
-        probed = sum(row.probed for row in listing.sources)
         out.line(f"{len(unusable)} of {probed} probed sources cannot answer: {names}")
+    short = [row.source_id for row in listing.sources if row.status == SourceState.degraded]
+    if short:
+        out.line(f"{len(short)} of {probed} probed sources answer from less than they hold: {', '.join(short)}")
     for source in listing.sources:
         out.line()
         _source_entry(out, source.to_json())
