@@ -20,7 +20,17 @@ from broker.render.explain import explanation_block
 from broker.render.human import pasteable_lineage, source_ids_by_uid
 from broker.render.ledger import degraded_entries
 from broker.render.pointer import superseded_by
-from broker.render.text import elapsed_text, joined, mapping_text, num, stamp, stamp_text
+from broker.render.text import (
+    elapsed_text,
+    item_text,
+    joined,
+    mapping_text,
+    num,
+    pairs_text,
+    split_diagnostics,
+    stamp,
+    stamp_text,
+)
 from broker.surfaces.page.access import SECURITY_HEADERS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -103,6 +113,9 @@ def environment() -> Environment:
         degraded=degraded_entries,
         explanation_block=explanation_block,
         mapping_text=mapping_text,
+        pairs_text=pairs_text,
+        split_diagnostics=split_diagnostics,
+        item_text=item_text,
         joined=joined,
         num=num,
     )
