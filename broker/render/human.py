@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapter_sdk.protocol import SearchOutcome
 from broker.contracts import (
     Candidate,
     ExcerptKind,
@@ -38,6 +39,7 @@ from broker.render.text import (
     joined,
     mapping_text,
     num,
+    one_line,
     pairs_text,
     split_diagnostics,
     stamp_text,
@@ -99,6 +101,10 @@ def _outcome(out: Lines, response: QueryResponse) -> None:
     degraded = degraded_entries(response)
     if degraded:
         out.line("degraded coverage: " + ", ".join(degraded))
+        for report in response.source_outcomes or ():
+            detail = (report.diagnostics or {}).get("detail")
+            if report.outcome == SearchOutcome.partial and isinstance(detail, str) and detail:
+                out.block("  ", f"{report.source_id}: {one_line(detail)}")  # why it is partial
 
 
 def _results(out: Lines, response: QueryResponse, explain: bool) -> None:

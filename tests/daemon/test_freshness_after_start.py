@@ -57,6 +57,9 @@ def test_an_old_note_edited_in_place_is_found_or_the_answer_says_the_folder_is_n
         assert report["outcome"] == "partial"
         assert report["diagnostics"]["detail"].startswith("freshness: not yet watched")
         assert done.returncode == 3
+    human = resident.recall("query", "--scope", "source=kb", WORD)
+    if WORD not in human.stdout:  # the default output says why too, not only --explain
+        assert "degraded coverage: kb (partial)\n  kb: freshness: not yet watched" in human.stdout, human.stdout
 
     deadline = time.monotonic() + WATCHED_WITHIN_S
     while True:  # once the folder is watched, the edit is found and nothing is guessed
