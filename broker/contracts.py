@@ -450,10 +450,10 @@ USABLE_STATES = frozenset({SourceState.healthy, SourceState.degraded})
 
 
 class ListingStatus(StrEnum):
-    """The listing as a whole, decided once for every surface.
+    """The listing as a whole, decided once for every surface (``broker.status``).
 
-    ``ok``: every probed source is usable (or none was probed). ``degraded``:
-    some probed source is not. ``failed``: every probed source is not.
+    ``ok``: every probed source is healthy (or none was probed). ``degraded``:
+    some probed source is not. ``failed``: every probed source is unusable.
     """
 
     ok = "ok"

@@ -1,9 +1,10 @@
 """Listing configured sources, probing the ones this profile may use.
 
 Each row's :class:`SourceState` and the listing's :class:`ListingStatus` are
-decided here, once; every surface translates them and none re-decides. With
-every probed source unusable the listing is ``failed``: the CLI exits 4, HTTP
-answers 503, MCP marks the result an error, Sidecar shows a danger notice.
+decided here, once, by :mod:`broker.status`; every surface translates them and
+none re-decides. With every probed source unusable the listing is ``failed``:
+the CLI exits 4, HTTP answers 503, MCP marks the result an error, Sidecar shows
+a danger notice; with any probed source short of healthy it is ``degraded``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any
 
 import anyio
 
-from adapter_sdk.protocol import HealthStatus, Sensitivity
+from adapter_sdk.protocol import Sensitivity
 from broker.config import Config, SourceConfig
-from broker.contracts import ListingStatus, SourceRow, SourcesResponse, SourceState
+from broker.contracts import SourceRow, SourcesResponse
 from broker.plan import adapter_spec, effective_sensitivity
+from broker.status import overall_status, source_state
 from broker.supervise import AdapterFailure, Supervisor
 
 PROBE_TIMEOUT = timedelta(seconds=10)
@@ -63,32 +65,18 @@ async def list_sources(config: Config, supervisor: Supervisor, profile_name: str
         for row, source in zip(rows, sources, strict=True):
             if row["enabled"] and row["in_profile"] and row["permitted"]:
                 tasks.start_soon(probe, row, source)
-    listed = [SourceRow(**row, status=row_state(row)) for row in rows]
+    listed = [
+        SourceRow(**row, status=source_state(
+            row.get("health"), error=row.get("error"), enabled=row["enabled"], probed=row["probed"]
+        ))
+        for row in rows
+    ]
     return SourcesResponse(
         profile=profile.name,
         max_sensitivity=profile.max_sensitivity,
-        status=listing_status(listed),
+        status=overall_status(row.status for row in listed),
         sources=listed,
     )
-
-
-def row_state(row: dict[str, Any]) -> SourceState:
-    if not row["enabled"]:
-        return SourceState.disabled
-    if not row["probed"]:
-        return SourceState.not_probed
-    health = row.get("health")
-    if row.get("error") or health is None:
-        return SourceState.error
-    return SourceState(HealthStatus(health.status))
-
-
-def listing_status(rows: list[SourceRow]) -> ListingStatus:
-    probed = [row for row in rows if row.probed]
-    unusable = [row for row in probed if row.unusable]
-    if probed and len(unusable) == len(probed):
-        return ListingStatus.failed
-    return ListingStatus.degraded if unusable else ListingStatus.ok
 
 
 def _static_row(source: SourceConfig, members: list[str], ceiling: Sensitivity) -> dict[str, Any]:

@@ -15,7 +15,6 @@ import anyio
 from adapter_sdk.protocol import (
     Capability,
     CheckpointProgress,
-    HealthStatus,
     RefreshParams,
     SearchOutcome,
 )
@@ -27,8 +26,10 @@ from broker.contracts import (
     RefreshStatus,
     Sensitivity,
     SourceRefresh,
+    SourceState,
 )
 from broker.plan import adapter_spec
+from broker.status import source_state
 from broker.supervise import AdapterFailure, Supervisor
 
 REFRESH_TIMEOUT = timedelta(minutes=10)
@@ -125,9 +126,10 @@ async def _refresh_source(
     diagnostics = health.diagnostics or {}
     detail = diagnostics.get("detail") or diagnostics.get("last_refresh_error")
     row.diagnostic_detail = str(detail) if detail else None
-    if health.status == HealthStatus.healthy:
+    state = source_state(health)  # as every surface states it (broker.status)
+    if state == SourceState.healthy:
         row.status = RefreshStatus.refreshed
-    elif health.status == HealthStatus.degraded:
+    elif state == SourceState.degraded:
         advanced = health.checkpoint_progress == CheckpointProgress.advanced
         row.status = RefreshStatus.refreshed if advanced else RefreshStatus.degraded
         row.reason = None if advanced else "unhealthy"

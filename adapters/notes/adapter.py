@@ -64,7 +64,7 @@ from adapter_sdk.protocol import (
 )
 from adapter_sdk.server import Adapter, Cancellation, current_cancellation
 from adapters.notes.catchup import Catchup, Progress
-from adapters.notes.freshness import describe, quick_check
+from adapters.notes.freshness import describe, quick_check, unwatched_guess
 from adapters.notes.ranker import APPLY_BEFORE_SEARCH, PENDING_CHANGES, Ranker, tantivy_installed
 from adapters.notes.ranker import wanted as ranker_wanted
 from adapters.notes.reading import OutsideRoot, read_inside
@@ -197,13 +197,15 @@ class NotesAdapter(Adapter):
             return self._search_snapshot(params, params.as_of, self.repo)
         cancellation = current_cancellation()
         freshness, report, progress = self._settle(params.deadline, check=True)
-        complete = progress.idle and self._count("failures") == 0
+        guess = self._unwatched_guess(freshness["mode"])
+        complete = progress.idle and self._count("failures") == 0 and guess is None
         candidates, diagnostics, stale = self._answer(params, cancellation, complete)
         if stale:  # a returned note changed since it was indexed: index it, then answer again
             self._catchup().enqueue(sorted(stale))
-            freshness, again, progress = self._settle(params.deadline, check=False)
+            checked, again, progress = self._settle(params.deadline, check=False)
+            freshness = {**checked, "mode": freshness["mode"]}  # what the folder check was
             report.add(again)
-            complete = progress.idle and self._count("failures") == 0
+            complete = progress.idle and self._count("failures") == 0 and guess is None
             candidates, diagnostics, stale = self._answer(params, cancellation, complete)
         self.last_success_at = datetime.now(UTC)
         notes, chunks = row_counts(store.conn())  # what was searched: a build commits batch by batch
@@ -220,7 +222,10 @@ class NotesAdapter(Adapter):
         declined = self._count("declined")
         if declined:
             diagnostics["declined_count"] = declined
-        reason = self._partial_reason(progress, failed, stale)
+        if failed or declined:  # named as health names them, each with its reason and fix
+            problems = self._file_problems(store.conn())
+            diagnostics.update({key: problems[key] for key in ("failures", "declined") if key in problems})
+        reason = self._partial_reason(progress, failed, stale) or guess
         if reason is not None:
             diagnostics["detail"] = reason[1]
         return SearchResult(
@@ -331,7 +336,7 @@ class NotesAdapter(Adapter):
         cancellation = current_cancellation()
         checked_at = datetime.now(UTC)
         watched = self.watcher is not None and self.watcher.watching
-        mode = "watched"
+        mode = "watched" if watched else "checked"  # without a check: what the last one was
         runs_done = catchup.runs_done
         if check and not store.meta("build_complete"):
             mode = "building"
@@ -358,6 +363,14 @@ class NotesAdapter(Adapter):
             store.rebuilt_reason = catchup.rebuilt_reason
         freshness = describe(mode, checked_at, progress.pending, store.meta("swept_ns"))
         return freshness, report, progress
+
+    def _unwatched_guess(self, mode: str) -> tuple[str, str] | None:
+        """Why an answer from a cheap check is partial, in an adapter meant to watch the
+        folder (``freshness.unwatched_guess``); a user who turned the watch off chose the
+        cheap check's guarantee, which the manifest's freshness policy states."""
+        if not self.settings.watch:
+            return None
+        return unwatched_guess(mode, self.watcher.error if self.watcher is not None else None)
 
     def _partial_reason(self, progress: Progress, failed: int, stale: set[str]) -> tuple[str, str] | None:
         """Why an answer is partial (a short reason and a sentence), or None if it is not."""

@@ -18,7 +18,11 @@ What this cannot see, an in-place edit of an older note in an unwatched
 folder, the search still catches for every note it returns (its bytes are
 hashed against the indexed revision, and a changed note is re-indexed), and
 ``recall refresh`` or a watching adapter catches for the rest. The guarantee a
-search had is reported with it (:func:`describe`).
+search had is reported with it (:func:`describe`); an answer that had only this
+check, in an adapter meant to watch the folder but not watching it yet (one just
+started, a resident broker's among them), is partial and says so
+(:func:`unwatched_guess`): it cannot know of such an edit, so it does not claim
+to be complete.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from adapters.notes.settings import NotesSettings
 RECENT_NOTES = 256
 BULK_HINT = RECENT_NOTES // 4
 SWEEP_BELOW = 2000
+NOT_YET_WATCHED = "not_yet_watched"  # the partial reason of an answer from a cheap check
 _TABLES = ("notes", "failures", "declined")
 
 
@@ -173,3 +178,22 @@ def describe(mode: str, checked_at: datetime, pending: int, swept_ns: str) -> di
         swept = datetime.fromtimestamp(int(swept_ns) / 1e9, tz=UTC)
         described["full_check_at"] = swept.isoformat().replace("+00:00", "Z")
     return described
+
+
+def unwatched_guess(mode: str, watch_error: str | None) -> tuple[str, str] | None:
+    """Why an answer whose freshness is ``mode`` cannot claim to be complete, as a
+    (reason, sentence) pair, or None when it can. Only a cheap check (``checked``)
+    leaves notes unseen: those edited in place that are neither in a folder whose
+    listing changed nor among the notes edited last. ``watch_error`` says why the
+    folder cannot be watched, when it cannot."""
+    if mode != "checked":
+        return None
+    if watch_error:
+        state = f"not watched ({watch_error})"
+    else:
+        state = "not yet watched (the watch starts once the adapter has run a few seconds)"
+    return NOT_YET_WATCHED, (
+        f"freshness: {state}; only folder listings and the {RECENT_NOTES} notes edited last "
+        "were checked, so an older note edited in place may not be seen yet "
+        "(recall refresh checks every note)"
+    )

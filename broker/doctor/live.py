@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 
-from adapter_sdk.protocol import Capability, HealthStatus, IndexCoverage
+from adapter_sdk.protocol import Capability
 from broker.config import Config, SourceConfig
 from broker.config.builtins import canonical_adapter_name
+from broker.contracts import USABLE_STATES
 from broker.doctor.model import Check, CheckName, CheckStatus, Problem, plural, verdict
 from broker.doctor.probe import Probe
 from broker.doctor.static import origin_file
-from broker.render.text import mapping_text, num
+from broker.render.text import item_text, mapping_text, num
+from broker.status import shortfalls, source_state
 
 
 def requirements_check(config: Config, probes: list[Probe]) -> Check:
@@ -60,7 +62,7 @@ def health_check(probes: list[Probe]) -> Check:
     for found in probes:
         if found.failure is not None:
             problems.append(Problem(found.failure, source_id=found.source.source_id))
-        elif found.health is not None and not found.health.usable:
+        elif found.health is not None and source_state(found.health) not in USABLE_STATES:
             why = mapping_text(found.health.diagnostics) or "no diagnostics"
             problems.append(
                 Problem(f"health is {found.health.status}: {why}", source_id=found.source.source_id)
@@ -75,12 +77,13 @@ def serving_check(probes: list[Probe]) -> Check:
     problems: list[Problem] = []
     usable = [found for found in probes if found.usable]
     for found in usable:
-        shortfalls = _shortfalls(found)
-        if not shortfalls:
+        assert found.health is not None
+        short = shortfalls(found.health)
+        if not short:
             continue
         source = found.source
         message = (
-            f"{', '.join(shortfalls)} (base_prior {num(source.base_prior)}); a query still uses it, "
+            f"{', '.join(short)} (base_prior {num(source.base_prior)}); a query still uses it, "
             "and its answers come from less than the source holds"
         )
         if found.manifest is not None and Capability.checkpoint in found.manifest.capabilities:
@@ -89,24 +92,31 @@ def serving_check(probes: list[Probe]) -> Check:
     whole = len(usable) - len(problems)
     detail = f"{whole} of {len(usable)} probed sources are serving their whole corpus"
     status = CheckStatus.degraded if problems else CheckStatus.passed
-    return Check(CheckName.serving, status, detail, problems)
+    remarks = [remark for found in usable for remark in _files_left_out(found)]
+    return Check(CheckName.serving, status, detail, problems, remarks)
 
 
-def _shortfalls(found: Probe) -> list[str]:
-    health = found.health
-    assert health is not None
-    shortfalls = []
-    if health.status != HealthStatus.healthy:
-        warning = (health.diagnostics or {}).get("warning")
-        shortfalls.append(f"health {health.status}" + (f" ({warning})" if warning else ""))
-    if health.coverage != IndexCoverage.complete:
-        shortfalls.append(f"coverage {health.coverage}")
-    records, indexed = health.record_count, health.indexed_count
-    if records and indexed is not None and indexed < records:
-        shortfalls.append(f"{indexed} of {records} records indexed")
-    if health.failed_count:
-        shortfalls.append(f"{plural(health.failed_count, 'record')} failed to index")
-    return shortfalls
+# health diagnostics that list files a source did not index, and how each is said
+_LEFT_OUT = {"declined": "declined", "failures": "could not read"}
+
+
+def _files_left_out(found: Probe) -> list[str]:
+    """The files a source's health names as declined by its settings or unreadable,
+    each with its reason and fix, as ``recall sources`` lists them."""
+    diagnostics = found.health.diagnostics if found.health is not None else None
+    remarks = []
+    for key, verb in _LEFT_OUT.items():
+        listed = (diagnostics or {}).get(key)
+        if not isinstance(listed, list):
+            continue
+        for item in listed:
+            if isinstance(item, dict):
+                remarks.append(f"{found.source.source_id} {verb} {item_text(item)}")
+    declined = (diagnostics or {}).get("declined_count")
+    named = len((diagnostics or {}).get("declined") or [])
+    if isinstance(declined, int) and declined > named:
+        remarks.append(f"{found.source.source_id} declined {declined - named} more files")
+    return remarks
 
 
 def isolation_check(probes: list[Probe]) -> Check:

@@ -72,16 +72,22 @@ class Problem:
 
 @dataclass
 class Check:
+    """``remarks``: facts worth knowing that do not change the status (the files a
+    source's settings keep out of its index, say)."""
+
     name: CheckName
     status: CheckStatus
     detail: str = ""
     problems: list[Problem] = field(default_factory=list)
+    remarks: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": str(self.name), "status": str(self.status)}
         if self.detail:
             data["detail"] = self.detail
         data["problems"] = [p.to_json() for p in self.problems]
+        if self.remarks:
+            data["remarks"] = list(self.remarks)
         return data
 
 

@@ -32,6 +32,7 @@ def from_json(data: dict[str, Any]) -> Diagnosis:
                     Problem(str(p["message"]), p.get("file"), p.get("key"), p.get("source_id"))
                     for p in check.get("problems", [])
                 ],
+                [str(remark) for remark in check.get("remarks", [])],
             )
             for check in data["checks"]
         ]
@@ -64,4 +65,6 @@ def render(diagnosis: Diagnosis) -> str:
                 continue
             out.block("  ", f"- {where}")
             out.block("    ", problem.message)
+        for remark in check.remarks:
+            out.block("  ", f"note: {remark}")
     return str(out)

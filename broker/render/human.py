@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapter_sdk.protocol import SearchOutcome
 from broker.contracts import (
     Candidate,
     ExcerptKind,
@@ -20,6 +21,7 @@ from broker.contracts import (
     SourceRefresh,
     SourceReport,
     SourcesResponse,
+    SourceState,
     SourceSummary,
     Suppression,
     Verdict,
@@ -37,18 +39,22 @@ from broker.render.text import (
     joined,
     mapping_text,
     num,
+    one_line,
+    pairs_text,
     split_diagnostics,
     stamp_text,
 )
 
 __all__ = [
     "degraded_entries",
+    "pasteable_lineage",
     "render_error",
     "render_expand",
     "render_query",
     "render_refresh",
     "render_result",
     "render_sources",
+    "source_ids_by_uid",
 ]
 
 LEDGER_OMITTED = "(per-source ledger omitted for the response budget)"
@@ -66,7 +72,7 @@ def render_query(response: QueryResponse, *, explain: bool) -> str:
     out = Lines()
     _outcome(out, response)
     _results(out, response, explain)
-    _suppressed(out, response.suppressed, _source_ids_by_uid(response))
+    _suppressed(out, response.suppressed, source_ids_by_uid(response))
     if explain:
         _temporal_problems(out, response.temporal_problems)
         _ledger(out, response)
@@ -95,6 +101,10 @@ def _outcome(out: Lines, response: QueryResponse) -> None:
     degraded = degraded_entries(response)
     if degraded:
         out.line("degraded coverage: " + ", ".join(degraded))
+        for report in response.source_outcomes or ():
+            detail = (report.diagnostics or {}).get("detail")
+            if report.outcome == SearchOutcome.partial and isinstance(detail, str) and detail:
+                out.block("  ", f"{report.source_id}: {one_line(detail)}")  # why it is partial
 
 
 def _results(out: Lines, response: QueryResponse, explain: bool) -> None:
@@ -173,7 +183,8 @@ def _detail(out: Lines, result: Result) -> None:
     out.block("   ", explanation_block(result.explanation))
 
 
-def _source_ids_by_uid(response: QueryResponse) -> dict[str, str]:
+def source_ids_by_uid(response: QueryResponse) -> dict[str, str]:
+    """Each source's id by its uid, as the plan and the ledger name them."""
     ids = {s.source_uid: s.source_id for s in response.plan.sources}
     ids.update((r.source_uid, r.source_id) for r in response.source_outcomes or ())
     return ids
@@ -237,7 +248,8 @@ def _report_line(r: SourceReport) -> str:
     f.text("watermark", r.source_watermark)
     f.text("generation", r.index_generation)
     f.at("confirmed", r.confirmed_at)
-    f.text("diagnostics", mapping_text(r.diagnostics))
+    scalars, nested, _ = split_diagnostics(r.diagnostics)
+    f.text("diagnostics", mapping_text({**scalars, **nested}))
     return f"{r.source_id} ({r.source_uid})  {f}"
 
 
@@ -252,6 +264,7 @@ def _ledger(out: Lines, response: QueryResponse) -> None:
     else:
         for report in reports:
             out.block("  ", _report_line(report))
+            _listed_diagnostics(out, "  ", report.diagnostics)
 
 
 def _plan(out: Lines, response: QueryResponse) -> None:
@@ -409,18 +422,28 @@ def _health_line(health: dict[str, Any]) -> str:
     f.count("failed", health.get("failed_count"))
     f.elapsed("cold start", health.get("cold_start_ns"))
     f.text("checkpoint", health.get("checkpoint_progress"))
-    scalars, _ = split_diagnostics(health.get("diagnostics"))
+    scalars, _, _ = split_diagnostics(health.get("diagnostics"))
     f.text("diagnostics", mapping_text(scalars))
     return str(f)
 
 
 def _diagnostic_lists(out: Lines, health: dict[str, Any]) -> None:
+    """Diagnostics that hold more than one value: a map (the freshness an index had) on
+    a line of its own as ``key value`` pairs, a list (files declined, failures) as one
+    readable line per entry."""
+    _, nested, _ = split_diagnostics(health.get("diagnostics"))
+    for name in sorted(nested):
+        out.block("  ", f"{name.replace('_', ' ')}: {pairs_text(nested[name])}")
+    _listed_diagnostics(out, "  ", health.get("diagnostics"))
+
+
+def _listed_diagnostics(out: Lines, indent: str, diagnostics: dict[str, Any] | None) -> None:
     """Diagnostics that list things (files declined, failures): one readable line each."""
-    _, listed = split_diagnostics(health.get("diagnostics"))
+    _, _, listed = split_diagnostics(diagnostics)
     for name in sorted(listed):
-        out.block("  ", f"{name.replace('_', ' ')}:")
+        out.block(indent, f"{name.replace('_', ' ')}:")
         for item in listed[name]:
-            out.block("    ", item_text(item))
+            out.block(indent + "  ", item_text(item))
 
 
 def _source_entry(out: Lines, s: dict[str, Any]) -> None:
@@ -429,6 +452,8 @@ def _source_entry(out: Lines, s: dict[str, Any]) -> None:
     head.raw("enabled" if s.get("enabled") else "disabled")
     head.flag("in profile", bool(s.get("in_profile")))
     head.flag("denied by ceiling", not s.get("permitted", True))
+    if s.get("probed"):  # the state every surface shows; an unprobed row's is said above
+        head.text("status", str(s.get("status")))
     out.line(f"{s.get('source_id')} ({s.get('source_uid')})  {head}")
 
     config = Fields()
@@ -477,11 +502,14 @@ def render_sources(listing: SourcesResponse) -> str:
         out.line("nothing is configured yet: start with 'recall init --notes DIR' "
                  "(or --tasks PATH), then 'recall refresh'")
         return str(out)
+    probed = sum(row.probed for row in listing.sources)
     unusable = listing.unusable
     if unusable:
         names = ", ".join(row.source_id for row in unusable)
-        probed = sum(row.probed for row in listing.sources)
         out.line(f"{len(unusable)} of {probed} probed sources cannot answer: {names}")
+    short = [row.source_id for row in listing.sources if row.status == SourceState.degraded]
+    if short:
+        out.line(f"{len(short)} of {probed} probed sources answer from less than they hold: {', '.join(short)}")
     for source in listing.sources:
         out.line()
         _source_entry(out, source.to_json())

@@ -84,19 +84,25 @@ def stamp_text(value: str) -> str:
 
 
 def value_text(value: Any) -> str:
-    """One diagnostic value as plain text: lists as ``[a b]``, maps as ``map[k:v]``."""
+    """One diagnostic value as plain text: a map as ``(key value, key value)`` in key
+    order, a list as ``(a, b)``, nothing as ``none``; never a programming language's
+    syntax for either."""
     if value is None:
-        return "<nil>"
+        return "none"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
     if isinstance(value, Mapping):
-        inner = " ".join(f"{k}:{value_text(value[k])}" for k in sorted(value, key=str))
-        return f"map[{inner}]"
+        return f"({pairs_text(value)})"
     if isinstance(value, list | tuple):
-        return "[" + " ".join(value_text(v) for v in value) + "]"
+        return "(" + ", ".join(value_text(v) for v in value) + ")"
     return str(value)
+
+
+def pairs_text(values: Mapping[str, Any]) -> str:
+    """A map's entries as ``key value, key value`` in key order."""
+    return ", ".join(f"{key} {value_text(values[key])}" for key in sorted(values, key=str))
 
 
 def mapping_text(values: Mapping[str, Any] | None) -> str:
@@ -108,16 +114,20 @@ def mapping_text(values: Mapping[str, Any] | None) -> str:
 
 def split_diagnostics(
     values: Mapping[str, Any] | None,
-) -> tuple[dict[str, Any], dict[str, list[Mapping[str, Any]]]]:
-    """Diagnostics as (scalar values, lists of entries such as ``{path, reason, fix}``)."""
+) -> tuple[dict[str, Any], dict[str, Mapping[str, Any]], dict[str, list[Mapping[str, Any]]]]:
+    """Diagnostics as (scalar values, maps such as ``freshness``, lists of entries such
+    as ``{path, reason, fix}``)."""
     scalars: dict[str, Any] = {}
+    nested: dict[str, Mapping[str, Any]] = {}
     listed: dict[str, list[Mapping[str, Any]]] = {}
     for key, value in (values or {}).items():
         if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
             listed[key] = value
+        elif isinstance(value, Mapping) and value:
+            nested[key] = value
         else:
             scalars[key] = value
-    return scalars, listed
+    return scalars, nested, listed
 
 
 def item_text(item: Mapping[str, Any]) -> str:

@@ -457,12 +457,10 @@ class Plugin:
             for s in rows
         ]
         page: dict[str, Any] = {"outcome": "answered", "items": items, "total": len(items)}
-        unusable = [row.source_id for row in listing.unusable]
-        if unusable:
+        if listing.status != ListingStatus.ok:
             tone = "danger" if listing.status == ListingStatus.failed else "warning"
             page["notices"] = [{"tone": tone, "text": line(
-                f"sources {listing.status}: {len(unusable)} of {len(items)} sources cannot answer "
-                f"({', '.join(unusable)})", 200)}]
+                f"sources {listing.status}: {_shortfall_text(listing, len(items))}", 200)}]
         return {"page": page}
 
     def get_source(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -643,6 +641,19 @@ def coverage_rows(response: QueryResponse) -> list[dict[str, Any]]:
         return rows
     first = [r for r in rows if r["state"] != "answered"] + [r for r in rows if r["state"] == "answered"]
     return first[:MAX_COVERAGE_ROWS]
+
+
+def _shortfall_text(listing: SourcesResponse, total: int) -> str:
+    """Which sources keep the listing from ``ok``: those that cannot answer, then those
+    that answer from less than they hold."""
+    parts = []
+    unusable = [row.source_id for row in listing.unusable]
+    if unusable:
+        parts.append(f"{len(unusable)} of {total} sources cannot answer ({', '.join(unusable)})")
+    short = [row.source_id for row in listing.sources if row.status == SourceState.degraded]
+    if short:
+        parts.append(f"{len(short)} of {total} answer from less than they hold ({', '.join(short)})")
+    return "; ".join(parts)
 
 
 def health_label(source: dict[str, Any]) -> str:

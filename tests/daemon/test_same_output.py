@@ -21,7 +21,7 @@ VOLATILE = re.compile(
     r'|\w*[cC]heckedAt|observedAt|confirmedAt|fresh)": )'
     r'("[^"]*"|\d+(?:\.\d+)?)'
     r"|((?:elapsed|cold start|timeout|\w+_ms)[ =])\d+(?:\.\d+)?(?:ns|µs|ms|s)?"
-    r"|((?:observed|confirmed|checked|deadline|evaluated) |\w*check(?:ed)?_at:)\d{4}-\d\d-\d\dT[^\s,\]]+"
+    r"|((?:observed|confirmed|checked|deadline|evaluated) |\w*check(?:ed)?_at[: ])\d{4}-\d\d-\d\dT[^\s,\]]+"
 )
 
 

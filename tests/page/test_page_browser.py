@@ -172,6 +172,11 @@ def test_the_suppressed_block_names_reason_count_and_successor(tab, server):
     assert successor.inner_text().startswith("notes:new-decision.md")
     shown = page.locator("ol.result-list a.locator").all_inner_texts()
     assert not [s for s in shown if s.startswith("notes:old-decision.md")]
+    uid, _, ref = superseded[0]["lineage_root"].partition(":")
+    withheld = row.locator("td").nth(1).locator("a")  # the locator the terminal prints
+    assert withheld.inner_text() == f"notes:{ref}"
+    assert uid not in row.inner_text()
+    assert "/expand?locator=notes%3A" in (withheld.get_attribute("href") or "")
 
     successor.click()  # the successor opens as its own page
     page.wait_for_selector("section.expansion pre.content")
@@ -238,6 +243,9 @@ def test_sources_page_shows_health_and_freshness_and_names_the_broken_one(tab, w
     facts = dict(zip(notes.locator("dt").all_inner_texts(), notes.locator("dd").all_inner_texts(), strict=True))
     assert {"checked", "index coverage", "generation", "indexed"} <= set(facts)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", facts["checked"])
+    freshness = notes.locator("ul.diagnostics > li", has_text="freshness:").inner_text()
+    assert re.fullmatch(r"freshness: checked_at \S+, full_check_at \S+, mode \w+, pending 0", freshness), freshness
+    assert "map[" not in notes.inner_text()
     tasks = page.locator("article.source", has=page.get_by_role("heading", name=re.compile("^tasks")))
     assert tasks.get_by_role("button").count() == 0  # its adapter keeps no index to refresh
     assert "Keeps no index" in tasks.inner_text()

@@ -2,8 +2,9 @@
 
 Profiles: ``default`` (kb, notes, tasks: every source healthy) and ``wide``
 (those plus ``broken`` that answers source_unavailable, ``crashy`` that exits
-mid-search and ``sick`` that reports itself unavailable), and ``down`` (only
-``sick``: every source unusable).
+mid-search and ``sick`` that reports itself unavailable), ``down`` (only
+``sick``: every source unusable) and ``lagging`` (kb and ``lagging``, which
+answers but reports itself degraded).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def write_workspace(root: Path) -> Workspace:
     lines += _source("UIDBROKEN00000001", "broken", "fixture", records("broken", [RESTORE]), {"fail": "error"})
     lines += _source("UIDCRASHY00000001", "crashy", "fixture", records("crashy", [RESTORE]), {"fail": "crash"})
     lines += _source("UIDSICK0000000001", "sick", "fixture", records("sick", [TASK]), {"health": "unavailable"})
+    lines += _source("UIDLAGGING0000001", "lagging", "fixture", records("lagging", [TASK]), {"health": "degraded"})
     lines += [
         "[defaults]",
         'profile = "default"',
@@ -98,6 +100,10 @@ def write_workspace(root: Path) -> Workspace:
         "",
         "[profiles.down]",
         'sources = ["sick"]',
+        'max_sensitivity = "internal"',
+        "",
+        "[profiles.lagging]",
+        'sources = ["kb", "lagging"]',
         'max_sensitivity = "internal"',
     ]
     (config_dir / "config.toml").write_text("\n".join(lines) + "\n")

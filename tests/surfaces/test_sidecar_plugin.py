@@ -45,7 +45,7 @@ def test_describe_answers_with_the_identifier_asked(workspace, protocol):
         "results", "required", "sources", "none")
     assert [f["id"] for f in results["filters"]] == ["profile", "source", "type", "since"]
     profile, source, kind, _ = results["filters"]
-    assert [c["id"] for c in profile["choices"]] == ["default", "down", "wide"] and profile["default"] == "default"
+    assert [c["id"] for c in profile["choices"]] == ["default", "down", "lagging", "wide"] and profile["default"] == "default"
     assert [c["id"] for c in source["choices"]][:2] == ["any", "kb"]
     assert [c["id"] for c in kind["choices"]] == ["any", "note", "task"]
     assert sources["refresh"] == {"everySeconds": 120}

@@ -17,11 +17,12 @@ HELP = "list configured sources with their health"
 DESCRIPTION = """List every configured source with its settings and, for those this profile may
 search (enabled, in the profile, under its sensitivity ceiling), a live health
 probe: status, index coverage, watermark and generation."""
-EXIT_CODES = """exit codes:
-  0  every probed source is usable
+EXIT_CODES = """exit codes (the listing's status, as its first line says):
+  0  ok: every probed source is healthy
   1  error: bad usage or configuration
-  3  some probed source errored, reported no health or is unusable
-  4  every probed source errored, reported no health or is unusable"""
+  3  degraded: some probed source is not healthy (it errored, is unusable, or serves
+     less than it holds)
+  4  failed: every probed source errored, reported no health or is unusable"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -31,8 +32,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from broker.contracts import ListingStatus, SourcesResponse
+    from broker.contracts import SourcesResponse
     from broker.render.human import render_sources
+    from broker.status import exit_code
 
     listing: SourcesResponse = with_broker(args, lambda broker: broker.sources(args.profile))
     if args.json:
@@ -40,4 +42,4 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = render_sources(listing)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    return {ListingStatus.ok: 0, ListingStatus.degraded: 3, ListingStatus.failed: 4}[listing.status]
+    return exit_code(listing.status)

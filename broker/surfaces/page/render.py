@@ -15,11 +15,22 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.responses import Response
 
-from broker.contracts import Candidate, Result, SourceReport
+from broker.contracts import Candidate, QueryResponse, Result, SourceReport
 from broker.render.explain import explanation_block
+from broker.render.human import pasteable_lineage, source_ids_by_uid
 from broker.render.ledger import degraded_entries
 from broker.render.pointer import superseded_by
-from broker.render.text import elapsed_text, joined, mapping_text, num, stamp, stamp_text
+from broker.render.text import (
+    elapsed_text,
+    item_text,
+    joined,
+    mapping_text,
+    num,
+    pairs_text,
+    split_diagnostics,
+    stamp,
+    stamp_text,
+)
 from broker.surfaces.page.access import SECURITY_HEADERS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -77,6 +88,12 @@ def report_cause(report: SourceReport) -> str:
     return "" if report.reason in (None, str(report.outcome)) else str(report.reason)
 
 
+def withheld_locator(response: QueryResponse, lineage_root: str | None) -> str:
+    """A withheld record's lineage as the locator the terminal prints for it
+    (``notes:path``, not the source's internal uid), which ``/expand`` opens."""
+    return pasteable_lineage(lineage_root, source_ids_by_uid(response)) or ""
+
+
 @cache
 def environment() -> Environment:
     env = Environment(
@@ -92,9 +109,13 @@ def environment() -> Environment:
         provenance=provenance,
         pills=pills,
         report_cause=report_cause,
+        withheld_locator=withheld_locator,
         degraded=degraded_entries,
         explanation_block=explanation_block,
         mapping_text=mapping_text,
+        pairs_text=pairs_text,
+        split_diagnostics=split_diagnostics,
+        item_text=item_text,
         joined=joined,
         num=num,
     )

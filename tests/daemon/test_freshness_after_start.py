@@ -1,0 +1,73 @@
+"""The first query after a resident broker starts never claims a freshness it did not check.
+
+A folder larger than a cheap check sweeps whole is checked by its folder listings
+and the notes edited last until the broker's adapter watches it. An older note
+edited in place (its folder's mtime unmoved) is invisible to that check: the
+answer must either find the edit or say it is partial because the folder is not
+watched yet, and once the folder is watched the edit is found with coverage
+complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from adapters.notes.freshness import SWEEP_BELOW
+
+NOTES = SWEEP_BELOW + 300
+WORD = "zanzibarquux"
+WATCHED_WITHIN_S = 30.0
+
+
+def _write_corpus(folder) -> None:
+    for index in range(NOTES):
+        path = folder / f"n{index:05d}.md"
+        path.write_text(f"# Note {index}\n\nordinary words about topic {index}\n")
+        stamp = 1_600_000_000 + index  # the oldest note is the first
+        os.utime(path, (stamp, stamp))
+
+
+def _edit_oldest_in_place(folder) -> None:
+    before = folder.stat()
+    with (folder / "n00003.md").open("w") as handle:  # truncated and rewritten, not replaced
+        handle.write(f"# Note 3\n\n{WORD} appears now\n")
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _notes_report(answer: dict) -> dict:
+    return next(r for r in answer["source_outcomes"] if r["source_id"] == "kb")
+
+
+def test_an_old_note_edited_in_place_is_found_or_the_answer_says_the_folder_is_not_yet_watched(resident):
+    folder = resident.root / "kb"
+    _write_corpus(folder)
+    built = resident.cold("refresh")
+    assert built.returncode == 0, built.stdout + built.stderr
+    resident.start()
+    _edit_oldest_in_place(folder)
+
+    done = resident.recall("query", "--json", "--explain", "--scope", "source=kb", WORD)
+    answer = json.loads(done.stdout)
+    found = any(WORD in (r["primary"].get("excerpt") or "") for r in answer["results"])
+    report = _notes_report(answer)
+    if not found:
+        assert answer["coverage"] == "degraded", "an unseen edit was answered with coverage complete"
+        assert report["outcome"] == "partial"
+        assert report["diagnostics"]["detail"].startswith("freshness: not yet watched")
+        assert done.returncode == 3
+    human = resident.recall("query", "--scope", "source=kb", WORD)
+    if WORD not in human.stdout:  # the default output says why too, not only --explain
+        assert "degraded coverage: kb (partial)\n  kb: freshness: not yet watched" in human.stdout, human.stdout
+
+    deadline = time.monotonic() + WATCHED_WITHIN_S
+    while True:  # once the folder is watched, the edit is found and nothing is guessed
+        done = resident.recall("query", "--json", "--explain", "--scope", "source=kb", WORD)
+        answer = json.loads(done.stdout)
+        if _notes_report(answer)["diagnostics"]["freshness"]["mode"] == "watched":
+            break
+        assert time.monotonic() < deadline, "the resident adapter never watched the folder"
+        time.sleep(0.5)
+    assert answer["coverage"] == "complete"
+    assert any(WORD in (r["primary"].get("excerpt") or "") for r in answer["results"])
