@@ -432,7 +432,12 @@ class NotesAdapter(Adapter):
     # -- expand --------------------------------------------------------------------------
 
     def expand(self, params: ExpandParams) -> ExpandResult:
-        from adapters.notes.expand import Section, parse_local, render  # not needed to search
+        from adapters.notes.expand import (  # not needed to search
+            Section,
+            parse_local,
+            render,
+            section_heading,
+        )
 
         local = params.locator.split(":", 1)[1]
         where = parse_local(local)
@@ -459,7 +464,7 @@ class NotesAdapter(Adapter):
                     ErrorCode.locator_expired,
                     f"{params.locator}: {where.path} changed since it was indexed; search again",
                 )
-            title, heading = _section_heading(conn, note[0], where, params.locator)
+            title, heading = section_heading(conn, note[0], where, params.locator)
             return Section(title=title, heading=heading, data=data)
 
         section = self._recovering(read)
@@ -467,7 +472,7 @@ class NotesAdapter(Adapter):
 
     def _committed_section(self, locator: str, where: LineRange) -> Section:
         """The section a snapshot locator names, read from the notes as committed."""
-        from adapters.notes.expand import Section
+        from adapters.notes.expand import Section, section_heading
         from adapters.notes.gitrepo import GitError
 
         if self.repo is None:
@@ -493,7 +498,7 @@ class NotesAdapter(Adapter):
                 ErrorCode.locator_expired,
                 f"{locator}: {where.path} was not an indexed note in commit {where.commit}",
             )
-        title, heading = _section_heading(conn, note[0], where, locator)
+        title, heading = section_heading(conn, note[0], where, locator)
         return Section(title=title, heading=heading, data=data, revision=f"git:{where.commit}")
 
     def _live_note(self, path: str) -> bytes | None:
@@ -842,24 +847,6 @@ def _seconds_left(deadline: datetime) -> float:
 
 def _stamp(ns: str) -> datetime | None:
     return datetime.fromtimestamp(int(ns) / 1e9, tz=UTC) if ns else None
-
-
-def _section_heading(
-    conn: sqlite3.Connection, note_id: int, where: LineRange, locator: str
-) -> tuple[str, str]:
-    """Title and heading of the chunk spanning exactly the locator's lines."""
-    chunk = conn.execute(
-        "SELECT t.title, c.heading FROM chunks c JOIN chunk_text t ON t.rowid = c.id"
-        " WHERE c.note_id = ? AND c.start_line = ? AND c.end_line = ?",
-        (note_id, where.start, where.end),
-    ).fetchone()
-    if chunk is None:
-        raise RpcError(
-            ErrorCode.locator_expired,
-            f"{locator}: lines {where.start}-{where.end} of {where.path} no longer "
-            "span one section (the note changed); search again",
-        )
-    return str(chunk[0]), str(chunk[1])
 
 
 def _git_marker(root: str, opted: bool | None) -> str | None:

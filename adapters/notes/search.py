@@ -358,10 +358,17 @@ def _note_filters(params: SearchParams, as_of_on_mtime: bool) -> tuple[str, list
     return "".join(f" AND {c}" for c in clauses), args
 
 
+# the nanosecond instants SQLite's INTEGER holds (1677-09-21 to 2262-04-11): an instant
+# beyond them, at the calendar's edges, is clamped to the nearest, as no note is older
+# or newer than those
+_NS_RANGE = (-(2**63), 2**63 - 1)
+
+
 def _ns(instant: datetime) -> int:
     if instant.tzinfo is None:
         instant = instant.replace(tzinfo=UTC)
-    return int(instant.timestamp() * 1_000_000) * 1000
+    ns = int(instant.timestamp() * 1_000_000) * 1000
+    return min(max(ns, _NS_RANGE[0]), _NS_RANGE[1])
 
 
 def _load_chunks(conn: sqlite3.Connection, chunk_ids: list[int]) -> list[sqlite3.Row]:
