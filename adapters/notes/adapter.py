@@ -69,6 +69,7 @@ from adapters.notes.ranker import APPLY_BEFORE_SEARCH, PENDING_CHANGES, Ranker, 
 from adapters.notes.ranker import wanted as ranker_wanted
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.report import SyncReport
+from adapters.notes.scan import one_line
 from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
 from adapters.notes.settings import SETTINGS_SCHEMA, NotesSettings, parse_settings
 from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption, row_counts
@@ -624,6 +625,7 @@ class NotesAdapter(Adapter):
         supersedes_issues = self._supersedes_issues(conn)
         if supersedes_issues:
             diagnostics["supersedes_unresolved"] = supersedes_issues
+            diagnostics["warning"] = _unresolved_warning(supersedes_issues)
         last = report or catchup.last_report
         if last is not None:
             diagnostics.update(last.diagnostics())
@@ -651,7 +653,8 @@ class NotesAdapter(Adapter):
             assert partial is not None
             diagnostics["detail"] = partial[1]
             diagnostics["index_pending"] = work.pending
-        degraded = bool(failed or work.error or catching_up)
+        # a supersedes naming no single note leaves the note it meant current: said, not silent
+        degraded = bool(failed or work.error or catching_up or supersedes_issues)
         watermark = store.meta("watermark")
         return HealthResult(
             status=HealthStatus.degraded if degraded else HealthStatus.healthy,
@@ -684,7 +687,7 @@ class NotesAdapter(Adapter):
             "SELECT path, reason, fix FROM declined ORDER BY path LIMIT ?", (SAMPLE,)
         ).fetchall()
         if declined:
-            found["declined"] = [{"path": p, "reason": r, "fix": f} for p, r, f in declined]
+            found["declined"] = [{"path": one_line(p), "reason": r, "fix": f} for p, r, f in declined]
             found["declined_count"] = self._count("declined")
         repaired = conn.execute(
             "SELECT path, decode_problem FROM notes WHERE decode_problem != '' ORDER BY path LIMIT ?",
@@ -847,6 +850,21 @@ def _seconds_left(deadline: datetime) -> float:
 
 def _stamp(ns: str) -> datetime | None:
     return datetime.fromtimestamp(int(ns) / 1e9, tz=UTC) if ns else None
+
+
+def _unresolved_warning(issues: list[dict[str, Any]]) -> str:
+    """One line naming the ``supersedes`` references that name no single note."""
+    named = "; ".join(
+        f"{issue['note']}: {issue['supersedes']!r} "
+        + ("names several notes" if issue.get("ambiguous") else "names no note")
+        for issue in issues[:3]
+    )
+    more = f" and {len(issues) - 3} more" if len(issues) > 3 else ""
+    return (
+        f"{len(issues)} supersedes reference{'s name' if len(issues) != 1 else ' names'} no single note "
+        f"({named}{more}), so the notes they meant stay current; a reference names a note by "
+        "its path, its file name without the extension, or the id its front matter declares"
+    )
 
 
 def _git_marker(root: str, opted: bool | None) -> str | None:

@@ -162,6 +162,12 @@ def printable(rel: str) -> str:
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def one_line(rel: str) -> str:
+    """``rel`` shown on one line: each control character written as its escape (``\\n``),
+    so a file named with a newline is named, not broken across lines."""
+    return _UNPRINTABLE.sub(lambda found: repr(found.group(0))[1:-1], rel)
+
+
 def _undecodable(entry: os.DirEntry[str], shown: str, settings: NotesSettings, result: ScanResult) -> None:
     """A folder whose name is not UTF-8 is skipped; a note so named is declined."""
     try:

@@ -656,7 +656,10 @@ def resolve_supersedes(
     conn: sqlite3.Connection, path: str, refs: list[str]
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """Relative paths of the notes ``path`` supersedes, and the references that did not
-    name exactly one other note (``ambiguous`` lists the candidates; never guessed)."""
+    name exactly one other note (``ambiguous`` lists the candidates; never guessed).
+
+    A reference names a note by its path (with or without the extension), else its
+    file name without the extension, else the ``id`` its front matter declares."""
     targets: list[str] = []
     issues: list[dict[str, Any]] = []
     for ref in refs:
@@ -671,6 +674,12 @@ def resolve_supersedes(
         else:
             stem = _without_extension(key)
             rows = conn.execute("SELECT path FROM notes WHERE stem = ?", (stem,)).fetchall()
+        if not [r for r in rows if r[0] != path]:
+            rows = conn.execute(
+                "SELECT DISTINCT n.path FROM identifiers i JOIN notes n ON n.id = i.note_id"
+                " WHERE i.kind = 'id' AND i.key = ?",
+                (" ".join(tokenize(ref)),),
+            ).fetchall()
         found = sorted(r[0] for r in rows if r[0] != path)
         if len(found) == 1:
             targets.append(found[0])

@@ -79,17 +79,30 @@ def serving_check(probes: list[Probe]) -> Check:
         if not shortfalls:
             continue
         source = found.source
-        message = (
-            f"{', '.join(shortfalls)} (base_prior {num(source.base_prior)}); a query still uses it, "
-            "and its answers come from less than the source holds"
-        )
-        if found.manifest is not None and Capability.checkpoint in found.manifest.capabilities:
-            message += f"; run: recall refresh --source {source.source_id}"
+        message = f"{', '.join(shortfalls)} (base_prior {num(source.base_prior)}); a query still uses it"
+        if _short_of_corpus(found):
+            message += ", and its answers come from less than the source holds"
+            if found.manifest is not None and Capability.checkpoint in found.manifest.capabilities:
+                message += f"; run: recall refresh --source {source.source_id}"
         problems.append(Problem(message, source_id=source.source_id))
     whole = len(usable) - len(problems)
     detail = f"{whole} of {len(usable)} probed sources are serving their whole corpus"
     status = CheckStatus.degraded if problems else CheckStatus.passed
     return Check(CheckName.serving, status, detail, problems)
+
+
+def _short_of_corpus(found: Probe) -> bool:
+    """Whether the source answers from less than it holds, rather than only warning (a
+    degraded health over a whole index: a reference in it names nothing, say)."""
+    health = found.health
+    assert health is not None
+    records, indexed = health.record_count, health.indexed_count
+    return (
+        health.coverage != IndexCoverage.complete
+        or bool(health.failed_count)
+        or (records is not None and indexed is not None and indexed < records)
+        or not (health.diagnostics or {}).get("warning")
+    )
 
 
 def _shortfalls(found: Probe) -> list[str]:

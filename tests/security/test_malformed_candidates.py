@@ -64,4 +64,5 @@ def test_a_note_named_with_a_newline_is_declined_and_the_rest_answers(tmp_path: 
     assert _report(run, "notes")["outcome"] == "success"
     sources = home.recall("sources", "--json")
     declined = sources.json["sources"][0]["health"]["diagnostics"]["declined"]
-    assert [(d["path"], "control character" in d["reason"]) for d in declined] == [("odd\nname.md", True)]
+    # named escaped: a newline in a name is shown, not printed across lines
+    assert [(d["path"], "control character" in d["reason"]) for d in declined] == [("odd\\nname.md", True)]
