@@ -12,7 +12,10 @@ What the server guarantees on the wire:
   work early (rather than finish it for nobody) asks
   :func:`current_cancellation` and may register a callback on it;
 * a search/expand/health/refresh without a deadline is refused with -32602;
-* params are validated before dispatch and results before the reply;
+* params are validated before dispatch and results before the reply; a search
+  answered as plain data is checked candidate by candidate, and one that does
+  not fit is passed on as it is, for the broker to drop, count and name while
+  the rest of the answer stands;
 * unknown methods get -32601; anything thrown becomes -32603 with its message;
 * ``recall/shutdown`` replies ``{}``, drains in-flight work, and the process exits 0;
 * end of stdin cancels whatever is in flight.
@@ -41,6 +44,7 @@ from adapter_sdk.protocol import (
     DEADLINE_METHODS,
     PARAMS_MODEL,
     RESULT_MODEL,
+    Candidate,
     ErrorCode,
     ExpandParams,
     ExpandResult,
@@ -512,12 +516,28 @@ def _checked_result(method: str, result: Any) -> dict[str, Any]:
             return result.to_wire()
         if isinstance(result, WireModel):
             result = result.to_wire()
+        if method == Method.search and isinstance(result, dict) and isinstance(result.get("candidates"), list):
+            return _checked_search(result)
         return model.model_validate(result).to_wire()
     except WireValidationError as exc:
         raise RpcError(
             ErrorCode.internal_error, f"adapter produced an invalid {method} result: "
             + _validation_message(exc)
         ) from None
+
+
+def _checked_search(result: dict[str, Any]) -> dict[str, Any]:
+    """A search answer given as plain data: its envelope checked whole, each candidate on
+    its own; one that does not fit goes as it is (the broker drops and names it)."""
+    wire: dict[str, Any] = SearchResult.model_validate({**result, "candidates": []}).to_wire()
+    checked = []
+    for candidate in result["candidates"]:
+        try:
+            checked.append(Candidate.model_validate(candidate).to_wire())
+        except WireValidationError:
+            checked.append(candidate)
+    wire["candidates"] = checked
+    return wire
 
 
 def _validation_message(exc: WireValidationError) -> str:

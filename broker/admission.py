@@ -9,12 +9,17 @@ project file added may not reach into the user's own sources: its
 ``derived_from`` edges and ``supersedes`` / ``superseded_by`` references naming
 one of them are dropped and counted, so a cloned repository's notes cannot
 withhold the user's evidence as superseded or fold it into their lineage.
-Text fields are sanitized here, before anything ranks or renders them.
+Text fields are sanitized here, before anything ranks or renders them; a
+locator is never rewritten: one that cannot be kept exact (a control character,
+longer than a locator may be) is refused. Each malformed candidate, refused
+here or on the wire (:mod:`broker.supervise.answer`), is dropped, counted and
+named in the source's diagnostics, and makes its outcome partial; the rest of
+the answer stands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,16 +27,17 @@ from typing import Any
 from adapter_sdk.protocol import AdapterSkipReason, SearchOutcome, SearchResult, Sensitivity
 from adapter_sdk.protocol import Candidate as WireCandidate
 from broker.contracts import Candidate, SkipReason, SourceReport, TimeoutBudget, TimeoutDetail
+from broker.locator import MAX_LOCATOR_CHARS
 from broker.sanitize import (
     EXCERPT_CHARS,
-    LOCATOR_LOCAL_CHARS,
     TITLE_CHARS,
     bound,
     clean_line,
     clean_metadata,
     clean_text,
+    identifier_problem,
 )
-from broker.supervise import AdapterFailure, FailureReason
+from broker.supervise import MALFORMED_NAMED, AdapterFailure, FailureReason, MalformedCandidate
 
 _FAILURE_REASONS = {
     FailureReason.deadline_exceeded: SkipReason.timeout,
@@ -52,6 +58,10 @@ _FAILURE_OUTCOMES = frozenset(
 )
 REFERENCE_KEYS = ("supersedes", "superseded_by")
 FOREIGN_DROPPED = "dropped_references_to_protected_sources"
+MALFORMED_DROPPED = "dropped_malformed_candidates"
+"""Diagnostics key: how many candidates were dropped as malformed."""
+MALFORMED_LISTED = "malformed_candidates"
+"""Diagnostics key: the first :data:`MALFORMED_NAMED` of them, each named and why."""
 
 
 @dataclass
@@ -73,9 +83,11 @@ def admit(
     elapsed_ns: int,
     protected: Collection[str] = (),
     project_file: str | None = None,
+    malformed: Sequence[MalformedCandidate] = (),
 ) -> Admitted:
     """``protected``: source ids this source's records may not reference (see the module);
-    ``project_file``: the project file that added the source, stamped on each candidate."""
+    ``project_file``: the project file that added the source, stamped on each candidate;
+    ``malformed``: the candidates already dropped on the wire."""
     report = SourceReport(
         source_uid=source_uid,
         source_id=source_id,
@@ -97,23 +109,28 @@ def admit(
 
     admitted: list[Candidate] = []
     above_ceiling = 0
-    malformed = 0
+    dropped = list(malformed)
     foreign = 0
     for wire in result.candidates or []:
         candidate = stamp(
             wire, source_uid=source_uid, source_id=source_id, floor=floor, project_file=project_file
         )
-        if candidate is not None and protected:
+        if isinstance(candidate, MalformedCandidate):
+            dropped.append(candidate)
+            continue
+        if protected:
             foreign += drop_references(candidate, protected)
-        if candidate is None:
-            malformed += 1
-        elif candidate.sensitivity > ceiling:
+        if candidate.sensitivity > ceiling:
             above_ceiling += 1
         else:
             admitted.append(candidate)
-    if malformed:
+    if dropped:
         report.outcome = SearchOutcome.partial
-        report.diagnostics = {**(report.diagnostics or {}), "dropped_malformed_candidates": malformed}
+        report.diagnostics = {
+            **(report.diagnostics or {}),
+            MALFORMED_DROPPED: len(dropped),
+            MALFORMED_LISTED: [d.to_json() for d in dropped[:MALFORMED_NAMED]],
+        }
     if foreign:
         report.diagnostics = {**(report.diagnostics or {}), FOREIGN_DROPPED: foreign}
     report.candidates = len(admitted)
@@ -127,18 +144,21 @@ def stamp(
     source_id: str,
     floor: Sensitivity,
     project_file: str | None = None,
-) -> Candidate | None:
-    """The broker's view of an adapter's candidate, or None if it cannot be addressed."""
-    local = wire.locator.split(":", 1)[1] if ":" in wire.locator else ""
-    if not local.strip():
-        return None
+) -> Candidate | MalformedCandidate:
+    """The broker's view of an adapter's candidate, or why it cannot be addressed."""
+    locator = f"{source_id}:{wire.locator.partition(':')[2]}"
+    why = locator_problem(locator)
+    if why is not None:
+        return MalformedCandidate(
+            why=f"locator: {why}", locator=wire.locator, candidate_id=wire.candidate_id
+        )
     # every part is checked: the wire candidate on receipt, the rest computed here
     return Candidate.model_construct(
         candidate_id=wire.candidate_id,
         source_uid=source_uid,
         source_id=source_id,
         source_record_id=wire.source_record_id,
-        locator=f"{source_id}:{bound(clean_line(local, LOCATOR_LOCAL_CHARS), LOCATOR_LOCAL_CHARS)}",
+        locator=locator,
         derived_from=wire.derived_from,
         record_type=wire.record_type,
         title=clean_line(wire.title, TITLE_CHARS),
@@ -155,10 +175,42 @@ def stamp(
         valid_to=wire.valid_to,
         source_revision=wire.source_revision,
         sensitivity=max(floor, wire.sensitivity, key=lambda s: s.level),
-        metadata=clean_metadata(wire.metadata) if wire.metadata else None,
+        metadata=_admitted_metadata(wire.metadata) if wire.metadata else None,
         content_fingerprint=wire.content_fingerprint,
         project_file=project_file,
     )
+
+
+def _admitted_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Metadata cleaned as text, but for the references to other records: locators, kept
+    exact or left out (one rewritten would name no record)."""
+    cleaned = clean_metadata(metadata)
+    for key in REFERENCE_KEYS:
+        if key not in cleaned:
+            continue
+        value = metadata[key]
+        references = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        exact = [r for r in references if _exact_reference(r)]
+        if not exact:
+            del cleaned[key]
+        else:
+            cleaned[key] = exact[0] if isinstance(value, str) else exact
+    return cleaned
+
+
+def _exact_reference(reference: Any) -> bool:
+    return isinstance(reference, str) and ":" in reference and locator_problem(reference) is None
+
+
+def locator_problem(locator: str) -> str | None:
+    """Why ``locator`` (the source part stamped) cannot be printed exactly as ``recall
+    expand`` takes it back, or None: it is kept as it is or refused, never rewritten."""
+    local = locator.partition(":")[2]
+    if not local.strip():
+        return "its local part is empty"
+    if len(locator) > MAX_LOCATOR_CHARS:
+        return f"it is longer than {MAX_LOCATOR_CHARS} characters"
+    return identifier_problem(local)
 
 
 def drop_references(candidate: Candidate, protected: Collection[str]) -> int:

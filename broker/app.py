@@ -220,7 +220,7 @@ class Broker(BrokerAPI):
         source, params = target.source, target.params
         clock = time.perf_counter_ns()
         try:
-            result = await target.client.search(params, sent)
+            answer = await target.client.search(params, sent)
         except AdapterFailure as failure:
             report = failure_report(
                 failure,
@@ -235,7 +235,8 @@ class Broker(BrokerAPI):
                 report.timeout.catching_up = catching_up(target.health, source.source_id)
             return report, [], 0
         admitted = admit(
-            result,
+            answer.result,
+            malformed=answer.malformed,
             source_uid=source.source_uid,
             source_id=source.source_id,
             floor=target.floor,
@@ -271,10 +272,10 @@ class Broker(BrokerAPI):
                 query=record, limit=SUCCESSOR_SEARCH_LIMIT, deadline=usable, as_of=target.params.as_of
             )
             try:
-                result = await target.client.search(params)
+                answer = await target.client.search(params)
             except AdapterFailure:
                 return
-            for wire in result.candidates or []:
+            for wire in answer.result.candidates or []:
                 wire_local = wire.locator.split(":", 1)[-1]
                 if record not in (wire.source_record_id, wire_local, wire_local.split("#", 1)[0]):
                     continue
@@ -284,7 +285,7 @@ class Broker(BrokerAPI):
                     source_id=source_id,
                     floor=target.floor,
                 )
-                if candidate is not None and candidate.sensitivity <= plan.profile.max_sensitivity:
+                if isinstance(candidate, Candidate) and candidate.sensitivity <= plan.profile.max_sensitivity:
                     drop_references(candidate, self._protected_from(target.source))
                     candidate.metadata = {**(candidate.metadata or {}), "promoted_successor": True}
                     found.append(candidate)

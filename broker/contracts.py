@@ -7,9 +7,9 @@ levels) is defined once in :mod:`adapter_sdk.vocabulary`, the broker's own in
 :mod:`broker.vocabulary`; both are re-exported here.
 
 Temporal verdicts (``verdict``, the ``superseded`` / ``expired`` /
-``not_yet_valid`` / ``not_yet_known`` suppression reasons, ``successor``,
-``include_stale``, ``valid_at``) are this broker's additions; they only ever
-add fields.
+``completed`` / ``not_yet_valid`` / ``not_yet_known`` suppression reasons,
+``successor``, ``completed_at``, ``include_stale``, ``valid_at``) are this
+broker's additions; they only ever add fields.
 """
 
 from __future__ import annotations
@@ -345,11 +345,17 @@ class Plan(Model):
 
 
 class Suppression(Model):
+    """Evidence found and withheld. ``count`` is in candidates for the reference's
+    reasons, in records for the temporal verdicts (a note's four sections are one
+    superseded note)."""
+
     reason: SuppressionReason
     count: int
     lineage_root: str | None = None
     fused_into: str | None = None
     successor: str | None = None
+    completed_at: datetime | None = None
+    """For ``completed``: when the record was done."""
 
 
 class QueryResponse(Model):

@@ -16,6 +16,8 @@ MAX_LOCATOR_CHARS = 4096
 
 @dataclass(frozen=True)
 class Locator:
+    """``<source_id>:<local part>``, split at the first colon; the local part is kept as given."""
+
     source_id: str
     local: str
 

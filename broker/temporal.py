@@ -4,8 +4,10 @@ Two clocks, each an argument (neither is ever read here):
 
 * valid time, ``instant`` (the request's ``valid_at``, else its ``as_of``, else
   the moment it was served): what was true then, by the authors' declarations.
-  ``expired`` once ``valid_to <= instant``, ``not_yet_valid`` while
-  ``valid_from > instant``; supersessions are dated on it too.
+  ``expired`` once ``valid_to <= instant`` (``completed`` when the record
+  ended by being done: a task whose ``metadata.status`` is ``completed``),
+  ``not_yet_valid`` while ``valid_from > instant``; supersessions are dated
+  on it too.
 * transaction time, ``known_at`` (the request's ``as_of``; ``None`` asks about
   the sources as they are): what the sources held then. A record the source
   recorded after ``known_at`` (its ``event_time``: when the source wrote it)
@@ -30,7 +32,7 @@ marked, both claimants named.
 
 Precedence when a record carries several claims: not_yet_known (whether a
 record was later replaced means nothing before it existed), superseded,
-expired, not_yet_valid, ambiguous_supersession.
+expired, completed, not_yet_valid, ambiguous_supersession.
 """
 
 from __future__ import annotations
@@ -45,10 +47,17 @@ STALENESS = {
     Verdict.current: 0,
     Verdict.ambiguous_supersession: 1,
     Verdict.not_yet_valid: 2,
-    Verdict.expired: 3,
-    Verdict.superseded: 4,
-    Verdict.not_yet_known: 5,
+    Verdict.completed: 3,
+    Verdict.expired: 4,
+    Verdict.superseded: 5,
+    Verdict.not_yet_known: 6,
 }
+COMPLETED_STATUS = "completed"
+"""``metadata.status`` of a record that ended by being done: past its ``valid_to`` it is
+``completed``, not ``expired``."""
+UNDATED_END = "end_date_missing"
+"""``metadata`` key, true when a record's ``valid_to`` is only the latest it can have
+ended (a task marked done with no date): its verdict holds, no end date is claimed."""
 
 
 def aware(moment: datetime) -> datetime:
@@ -57,12 +66,17 @@ def aware(moment: datetime) -> datetime:
 
 
 def verdict_for(
-    valid_from: datetime | None, valid_to: datetime | None, instant: datetime
+    valid_from: datetime | None,
+    valid_to: datetime | None,
+    instant: datetime,
+    *,
+    completed: bool = False,
 ) -> Verdict:
-    """The validity verdict of one record at ``instant`` (supersession aside)."""
+    """The validity verdict of one record at ``instant`` (supersession aside);
+    ``completed``: the record ended at ``valid_to`` by being done."""
     instant = aware(instant)
     if valid_to is not None and aware(valid_to) <= instant:
-        return Verdict.expired
+        return Verdict.completed if completed else Verdict.expired
     if valid_from is not None and aware(valid_from) > instant:
         return Verdict.not_yet_valid
     return Verdict.current

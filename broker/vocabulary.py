@@ -109,6 +109,7 @@ class SuppressionReason(StrEnum):
     duplicate_view = "duplicate_view"
     superseded = "superseded"
     expired = "expired"
+    completed = "completed"
     not_yet_valid = "not_yet_valid"
     not_yet_known = "not_yet_known"
 
@@ -119,6 +120,7 @@ class Verdict(StrEnum):
     current = "current"
     superseded = "superseded"
     expired = "expired"
+    completed = "completed"
     not_yet_valid = "not_yet_valid"
     not_yet_known = "not_yet_known"
     ambiguous_supersession = "ambiguous_supersession"
@@ -151,7 +153,13 @@ VERDICT_DEFINITIONS: dict[Verdict, str] = {
     ),
     Verdict.expired: (
         "its own valid_to is at or before the valid-time instant: it ran out of time; as "
-        "opposed to superseded, where a named successor replaced it"
+        "opposed to superseded, where a named successor replaced it, and completed, where "
+        "it was done"
+    ),
+    Verdict.completed: (
+        "it was done (a task completed) at or before the valid-time instant: its valid_to "
+        "is when, and its metadata status says completed; as opposed to expired, where a "
+        "record ran out of time without being done"
     ),
     Verdict.not_yet_valid: (
         "its own valid_from is after the valid-time instant: the fact was not yet true; "

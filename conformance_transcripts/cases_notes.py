@@ -187,7 +187,7 @@ CASES = [
     CaseSpec(
         "expand-details",
         "Expand the restore-drill section at summary, excerpt, full and context, then full "
-        "within 80 bytes: truncated at budget_bytes.",
+        "within 80 bytes: truncated at budget_bytes; a note's bare path expands the whole note.",
         [
             FOLDER.initialize(),
             FOLDER.expand(2, RESTORE_DRILL, "summary"),
@@ -195,19 +195,20 @@ CASES = [
             FOLDER.expand(4, RESTORE_DRILL, "full"),
             FOLDER.expand(5, RESTORE_DRILL, "context"),
             FOLDER.expand(6, RESTORE_DRILL, "full", budget_bytes=80),
+            FOLDER.expand(7, "runbooks/backup-restore.md", "full"),
         ],
         fixture=FIXTURE,
     ),
     CaseSpec(
         "expand-expired",
         "A line range that no longer spans one section, and a note that is not in the folder, "
-        "are -32003; a locator without a line range is -32002; a budget below the minimum is "
-        "-32006.",
+        "are -32003; a locator whose line range does not parse is -32002; a budget below the "
+        "minimum is -32006.",
         [
             FOLDER.initialize(),
             FOLDER.expand(2, "runbooks/backup-restore.md#L10-L12", "full"),
             FOLDER.expand(3, "runbooks/gone.md#L1-L3", "full"),
-            FOLDER.expand(4, "runbooks/backup-restore.md", "full"),
+            FOLDER.expand(4, "runbooks/backup-restore.md#L10", "full"),
             FOLDER.expand(5, RESTORE_DRILL, "full", budget_bytes=10),
         ],
         fixture=FIXTURE,

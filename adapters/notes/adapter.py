@@ -69,6 +69,7 @@ from adapters.notes.ranker import APPLY_BEFORE_SEARCH, PENDING_CHANGES, Ranker, 
 from adapters.notes.ranker import wanted as ranker_wanted
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.report import SyncReport
+from adapters.notes.scan import one_line
 from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
 from adapters.notes.settings import SETTINGS_SCHEMA, NotesSettings, parse_settings
 from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption, row_counts
@@ -445,7 +446,12 @@ class NotesAdapter(Adapter):
     # -- expand --------------------------------------------------------------------------
 
     def expand(self, params: ExpandParams) -> ExpandResult:
-        from adapters.notes.expand import Section, parse_local, render  # not needed to search
+        from adapters.notes.expand import (  # not needed to search
+            Section,
+            parse_local,
+            render,
+            section_heading,
+        )
 
         local = params.locator.split(":", 1)[1]
         where = parse_local(local)
@@ -472,7 +478,7 @@ class NotesAdapter(Adapter):
                     ErrorCode.locator_expired,
                     f"{params.locator}: {where.path} changed since it was indexed; search again",
                 )
-            title, heading = _section_heading(conn, note[0], where, params.locator)
+            title, heading = section_heading(conn, note[0], where, params.locator)
             return Section(title=title, heading=heading, data=data)
 
         section = self._recovering(read)
@@ -480,7 +486,7 @@ class NotesAdapter(Adapter):
 
     def _committed_section(self, locator: str, where: LineRange) -> Section:
         """The section a snapshot locator names, read from the notes as committed."""
-        from adapters.notes.expand import Section
+        from adapters.notes.expand import Section, section_heading
         from adapters.notes.gitrepo import GitError
 
         if self.repo is None:
@@ -506,7 +512,7 @@ class NotesAdapter(Adapter):
                 ErrorCode.locator_expired,
                 f"{locator}: {where.path} was not an indexed note in commit {where.commit}",
             )
-        title, heading = _section_heading(conn, note[0], where, locator)
+        title, heading = section_heading(conn, note[0], where, locator)
         return Section(title=title, heading=heading, data=data, revision=f"git:{where.commit}")
 
     def _live_note(self, path: str) -> bytes | None:
@@ -632,6 +638,7 @@ class NotesAdapter(Adapter):
         supersedes_issues = self._supersedes_issues(conn)
         if supersedes_issues:
             diagnostics["supersedes_unresolved"] = supersedes_issues
+            diagnostics["warning"] = _unresolved_warning(supersedes_issues)
         last = report or catchup.last_report
         if last is not None:
             diagnostics.update(last.diagnostics())
@@ -659,7 +666,8 @@ class NotesAdapter(Adapter):
             assert partial is not None
             diagnostics["detail"] = partial[1]
             diagnostics["index_pending"] = work.pending
-        degraded = bool(failed or work.error or catching_up)
+        # a supersedes naming no single note leaves the note it meant current: said, not silent
+        degraded = bool(failed or work.error or catching_up or supersedes_issues)
         watermark = store.meta("watermark")
         return HealthResult(
             status=HealthStatus.degraded if degraded else HealthStatus.healthy,
@@ -692,7 +700,7 @@ class NotesAdapter(Adapter):
             "SELECT path, reason, fix FROM declined ORDER BY path LIMIT ?", (SAMPLE,)
         ).fetchall()
         if declined:
-            found["declined"] = [{"path": p, "reason": r, "fix": f} for p, r, f in declined]
+            found["declined"] = [{"path": one_line(p), "reason": r, "fix": f} for p, r, f in declined]
             found["declined_count"] = self._count("declined")
         repaired = conn.execute(
             "SELECT path, decode_problem FROM notes WHERE decode_problem != '' ORDER BY path LIMIT ?",
@@ -857,22 +865,19 @@ def _stamp(ns: str) -> datetime | None:
     return datetime.fromtimestamp(int(ns) / 1e9, tz=UTC) if ns else None
 
 
-def _section_heading(
-    conn: sqlite3.Connection, note_id: int, where: LineRange, locator: str
-) -> tuple[str, str]:
-    """Title and heading of the chunk spanning exactly the locator's lines."""
-    chunk = conn.execute(
-        "SELECT t.title, c.heading FROM chunks c JOIN chunk_text t ON t.rowid = c.id"
-        " WHERE c.note_id = ? AND c.start_line = ? AND c.end_line = ?",
-        (note_id, where.start, where.end),
-    ).fetchone()
-    if chunk is None:
-        raise RpcError(
-            ErrorCode.locator_expired,
-            f"{locator}: lines {where.start}-{where.end} of {where.path} no longer "
-            "span one section (the note changed); search again",
-        )
-    return str(chunk[0]), str(chunk[1])
+def _unresolved_warning(issues: list[dict[str, Any]]) -> str:
+    """One line naming the ``supersedes`` references that name no single note."""
+    named = "; ".join(
+        f"{issue['note']}: {issue['supersedes']!r} "
+        + ("names several notes" if issue.get("ambiguous") else "names no note")
+        for issue in issues[:3]
+    )
+    more = f" and {len(issues) - 3} more" if len(issues) > 3 else ""
+    return (
+        f"{len(issues)} supersedes reference{'s name' if len(issues) != 1 else ' names'} no single note "
+        f"({named}{more}), so the notes they meant stay current; a reference names a note by "
+        "its path, its file name without the extension, or the id its front matter declares"
+    )
 
 
 def _git_marker(root: str, opted: bool | None) -> str | None:

@@ -4,12 +4,13 @@ A locator's local part is ``<relative path>#L<a>-L<b>``, or
 ``<relative path>#L<a>-L<b>@<commit>`` (12 hex) for a section of the notes as
 committed, which a search with ``as_of`` answers from in a git work tree
 (the ``@`` sits after the ``#``, so everything before it still names the note,
-and the whole locator still matches protocol v1's ``^[^:]+:.+$``). It is honoured only
-while the note still has a chunk spanning exactly those lines: a note that
-vanished, or whose sections moved, fails with locator_expired rather than
-serving neighbouring text. Levels widen: ``summary`` (title and first line of
-text), ``excerpt`` (the range, at most 12 lines), ``full`` (the range) and
-``context`` (the range and 20 lines either side).
+and the whole locator still matches protocol v1's ``^[^:]+:.+$``). A section is
+honoured only while the note still has a chunk spanning exactly those lines: a
+note that vanished, or whose sections moved, fails with locator_expired rather
+than serving neighbouring text. The bare ``<relative path>`` (no ``#``: a note's
+path never holds one) names the whole note as the folder holds it. Levels widen:
+``summary`` (title and first line of text), ``excerpt`` (the range, at most 12
+lines), ``full`` (the range) and ``context`` (the range and 20 lines either side).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
+import sqlite3
 from dataclasses import dataclass
 
 from adapter_sdk.markdown.chunking import PREVIEW_CHARS, clip, split_lines
@@ -37,6 +39,7 @@ class LineRange:
     start: int
     end: int
     commit: str | None = None  # 12 hex: the section as committed, not as the folder holds it
+    whole: bool = False  # the whole note (lines 1 to its last), not one section of it
 
 
 @dataclass(frozen=True)
@@ -50,27 +53,51 @@ class Section:
 
 
 def parse_local(local: str) -> LineRange:
+    if "#" not in local:
+        _check_relative(local, local)
+        return LineRange(local, 1, MAX_LINE, whole=True)
     match = _LOCAL.match(local)
     if not match:
         raise RpcError(
             ErrorCode.locator_unknown,
-            "notes locators look like <source>:<relative path>#L<start>-L<end>, optionally "
-            f"followed by @<12-hex commit>; got {local!r}",
+            "notes locators look like <source>:<relative path>, or "
+            "<source>:<relative path>#L<start>-L<end> optionally followed by @<12-hex commit>; "
+            f"got {local!r}",
         )
     path, start, end = match["path"], int(match["start"]), int(match["end"])
-    normal = posixpath.normpath(path)
-    if (
-        path.startswith("/")
-        or "\\" in path
-        or normal != path
-        or normal.split("/", 1)[0] == ".."
-        or not 1 <= start <= end <= MAX_LINE
-    ):
+    _check_relative(path, local)
+    if not 1 <= start <= end <= MAX_LINE:
         raise RpcError(
             ErrorCode.locator_unknown,
-            f"{local!r} is not a relative note path with a line range 1 <= start <= end <= {MAX_LINE}",
+            f"{local!r} is not a note path with a line range 1 <= start <= end <= {MAX_LINE}",
         )
     return LineRange(path, start, end, match["commit"])
+
+
+def _check_relative(path: str, local: str) -> None:
+    normal = posixpath.normpath(path)
+    if path.startswith("/") or "\\" in path or normal != path or normal.split("/", 1)[0] == "..":
+        raise RpcError(ErrorCode.locator_unknown, f"{local!r} is not a relative note path")
+
+
+def section_heading(conn: sqlite3.Connection, note_id: int, where: LineRange, locator: str) -> tuple[str, str]:
+    """Title and heading of what the locator names: the chunk spanning exactly its lines,
+    or for the whole note, the note's title and no heading."""
+    if where.whole:
+        note = conn.execute("SELECT title FROM notes WHERE id = ?", (note_id,)).fetchone()
+        return str(note[0]), ""
+    chunk = conn.execute(
+        "SELECT t.title, c.heading FROM chunks c JOIN chunk_text t ON t.rowid = c.id"
+        " WHERE c.note_id = ? AND c.start_line = ? AND c.end_line = ?",
+        (note_id, where.start, where.end),
+    ).fetchone()
+    if chunk is None:
+        raise RpcError(
+            ErrorCode.locator_expired,
+            f"{locator}: lines {where.start}-{where.end} of {where.path} no longer "
+            "span one section (the note changed); search again",
+        )
+    return str(chunk[0]), str(chunk[1])
 
 
 def render(section: Section, where: LineRange, detail: DetailLevel, budget_bytes: int) -> ExpandResult:

@@ -10,6 +10,7 @@ cheap check can tell which folders gained or lost entries since.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -23,6 +24,8 @@ from adapters.notes.settings import NotesSettings
 # one that keeps whole seconds (FAT: two) needs the long window.
 FINE_RACY_WINDOW_NS = 100_000_000
 COARSE_RACY_WINDOW_NS = 2_000_000_000
+# what no locator may hold: C0 and C1 controls, DEL and the bidirectional controls
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class ScanResult:
     files: dict[str, FileStat] = field(default_factory=dict)
     skipped_dirs: list[str] = field(default_factory=list)
     skipped_links: list[str] = field(default_factory=list)
-    # notes whose path holds '#', which a locator cannot name
+    # notes whose path holds '#' or a control character, which a locator cannot name
     unaddressable: list[str] = field(default_factory=list)
     # notes whose path is not UTF-8, which no locator (nor the index) can hold: printed
     undecodable: list[str] = field(default_factory=list)
@@ -93,7 +96,7 @@ def scan(root: str, settings: NotesSettings) -> ScanResult:
                 visited.add(real)
                 pending.append((entry.path, rel + "/"))
             elif stat.S_ISREG(info.st_mode) and wanted(rel, entry.name, settings):
-                if "#" in rel:
+                if not addressable(rel):
                     result.unaddressable.append(rel)
                 else:
                     result.files[rel] = FileStat(info.st_size, info.st_mtime_ns)
@@ -130,6 +133,17 @@ def folders(root: str, settings: NotesSettings) -> list[str]:
     return found
 
 
+def addressable(rel: str) -> bool:
+    """Whether a locator can name the note at ``rel``: it holds no '#' (which starts a
+    locator's line range) and no control character (a newline, say: a locator is one
+    line of text, printed exactly as ``recall expand`` takes it back)."""
+    if "#" in rel:
+        return False
+    if rel.isascii() and rel.isprintable():  # nearly every name, answered without a pattern
+        return True
+    return _UNPRINTABLE.search(rel) is None
+
+
 def decodable(name: str) -> bool:
     """Whether a name read from the file system is UTF-8 (an undecodable byte is read as
     a lone surrogate, which no UTF-8 text can carry). Asked of every entry a scan lists,
@@ -146,6 +160,12 @@ def decodable(name: str) -> bool:
 def printable(rel: str) -> str:
     """``rel`` as text can hold it, each byte that is not UTF-8 written ``\\xNN``."""
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def one_line(rel: str) -> str:
+    """``rel`` shown on one line: each control character written as its escape (``\\n``),
+    so a file named with a newline is named, not broken across lines."""
+    return _UNPRINTABLE.sub(lambda found: repr(found.group(0))[1:-1], rel)
 
 
 def _undecodable(entry: os.DirEntry[str], shown: str, settings: NotesSettings, result: ScanResult) -> None:

@@ -358,10 +358,17 @@ def _note_filters(params: SearchParams, as_of_on_mtime: bool) -> tuple[str, list
     return "".join(f" AND {c}" for c in clauses), args
 
 
+# the nanosecond instants SQLite's INTEGER holds (1677-09-21 to 2262-04-11): an instant
+# beyond them, at the calendar's edges, is clamped to the nearest, as no note is older
+# or newer than those
+_NS_RANGE = (-(2**63), 2**63 - 1)
+
+
 def _ns(instant: datetime) -> int:
     if instant.tzinfo is None:
         instant = instant.replace(tzinfo=UTC)
-    return int(instant.timestamp() * 1_000_000) * 1000
+    ns = int(instant.timestamp() * 1_000_000) * 1000
+    return min(max(ns, _NS_RANGE[0]), _NS_RANGE[1])
 
 
 def _load_chunks(conn: sqlite3.Connection, chunk_ids: list[int]) -> list[sqlite3.Row]:
@@ -649,7 +656,10 @@ def resolve_supersedes(
     conn: sqlite3.Connection, path: str, refs: list[str]
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """Relative paths of the notes ``path`` supersedes, and the references that did not
-    name exactly one other note (``ambiguous`` lists the candidates; never guessed)."""
+    name exactly one other note (``ambiguous`` lists the candidates; never guessed).
+
+    A reference names a note by its path (with or without the extension), else its
+    file name without the extension, else the ``id`` its front matter declares."""
     targets: list[str] = []
     issues: list[dict[str, Any]] = []
     for ref in refs:
@@ -664,6 +674,12 @@ def resolve_supersedes(
         else:
             stem = _without_extension(key)
             rows = conn.execute("SELECT path FROM notes WHERE stem = ?", (stem,)).fetchall()
+        if not [r for r in rows if r[0] != path]:
+            rows = conn.execute(
+                "SELECT DISTINCT n.path FROM identifiers i JOIN notes n ON n.id = i.note_id"
+                " WHERE i.kind = 'id' AND i.key = ?",
+                (" ".join(tokenize(ref)),),
+            ).fetchall()
         found = sorted(r[0] for r in rows if r[0] != path)
         if len(found) == 1:
             targets.append(found[0])

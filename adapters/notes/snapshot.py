@@ -21,7 +21,7 @@ from typing import Any
 
 from adapters.notes.gitrepo import GitRepo
 from adapters.notes.report import SyncReport
-from adapters.notes.scan import FileStat, excluded_dir, wanted
+from adapters.notes.scan import FileStat, addressable, excluded_dir, wanted
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
 from adapters.notes.sync import NoteBytes, index_notes
@@ -118,8 +118,8 @@ class Snapshots:
 
     def _notes(self, commit: str) -> tuple[list[NoteBytes], list[str]]:
         entries = [e for e in self.repo.tree(commit) if self._is_note(e.path)]
-        unaddressable = [e.path for e in entries if "#" in e.path]
-        entries = [e for e in entries if "#" not in e.path]
+        unaddressable = [e.path for e in entries if not addressable(e.path)]
+        entries = [e for e in entries if addressable(e.path)]
         readable = [e for e in entries if e.size <= self.settings.max_file_bytes]
         contents = self.repo.blobs([e.oid for e in readable])
         changed = self.repo.last_changed(commit) if entries else {}

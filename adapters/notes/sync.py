@@ -56,16 +56,25 @@ from adapters.notes.prepare import (
     prepare_file,
 )
 from adapters.notes.report import Progress, SyncReport
-from adapters.notes.scan import FileStat, ScanResult, decodable, printable, scan, settled
+from adapters.notes.scan import (
+    FileStat,
+    ScanResult,
+    addressable,
+    decodable,
+    printable,
+    scan,
+    settled,
+)
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store, row_counts
 
-UNADDRESSABLE = "path contains '#', which a locator cannot name"
-UNADDRESSABLE_FIX = "rename the file without '#'"
+UNADDRESSABLE = "path contains '#' or a control character (a newline, say), which a locator cannot name"
+UNADDRESSABLE_FIX = "rename the file without '#' or control characters"
 UNDECODABLE = "path is not UTF-8, which a locator cannot name"
 UNDECODABLE_FIX = "rename the file (or its folder) with a UTF-8 name"
 # the stat a work item carries for a file declined by its name alone, and why
 _NAMED_BADLY = {-1: (UNADDRESSABLE, UNADDRESSABLE_FIX), -2: (UNDECODABLE, UNDECODABLE_FIX)}
+_ANY = (-1, -1, -1)  # the stat of a file with no record
 BINARY = "contains NUL bytes: not a text note"
 BINARY_FIX = "add the path to the 'exclude' setting"
 CHECKPOINT_AFTER = 200
@@ -230,6 +239,8 @@ def _stat_paths(root: str, paths: Iterable[str]) -> ScanResult:
             continue
         if undecodable:
             result.undecodable.append(named)
+        elif not addressable(rel):
+            result.unaddressable.append(rel)
         else:
             result.files[rel] = FileStat(info.st_size, info.st_mtime_ns)
     return result
@@ -255,7 +266,9 @@ def _work(
     work: list[WorkItem] = []
     rechecks: list[WorkItem] = []
     for size, names in ((-1, found.unaddressable), (-2, found.undecodable)):
-        work += [(rel, FileStat(size, size), False) for rel in names if rel not in known]
+        # declined by name, a file is recorded with no size or mtime; any other record of
+        # it (a note an earlier version indexed under such a name) is replaced
+        work += [(rel, FileStat(size, size), rel in known) for rel in names if known.get(rel, _ANY)[:2] != (0, 0)]
     for rel, stat in found.files.items():
         recorded = known.get(rel)
         if full or recorded is None or recorded[:2] != (stat.size, stat.mtime_ns):
@@ -345,6 +358,7 @@ class _Updater:
                 self._forget(rel)
                 self.report.files_removed += 1
             elif stat.size < 0:
+                self._forget_note(rel)
                 self.decline(rel, FileStat(0, 0), *_NAMED_BADLY[stat.size])
             elif stat.size > self.settings.max_file_bytes:
                 self._forget_note(rel)

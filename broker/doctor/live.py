@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from adapter_sdk.protocol import Capability
+from adapter_sdk.protocol import Capability, IndexCoverage
 from broker.config import Config, SourceConfig
 from broker.config.builtins import canonical_adapter_name
 from broker.contracts import USABLE_STATES
@@ -82,12 +82,11 @@ def serving_check(probes: list[Probe]) -> Check:
         if not short:
             continue
         source = found.source
-        message = (
-            f"{', '.join(short)} (base_prior {num(source.base_prior)}); a query still uses it, "
-            "and its answers come from less than the source holds"
-        )
-        if found.manifest is not None and Capability.checkpoint in found.manifest.capabilities:
-            message += f"; run: recall refresh --source {source.source_id}"
+        message = f"{', '.join(short)} (base_prior {num(source.base_prior)}); a query still uses it"
+        if _short_of_corpus(found):
+            message += ", and its answers come from less than the source holds"
+            if found.manifest is not None and Capability.checkpoint in found.manifest.capabilities:
+                message += f"; run: recall refresh --source {source.source_id}"
         problems.append(Problem(message, source_id=source.source_id))
     whole = len(usable) - len(problems)
     detail = f"{whole} of {len(usable)} probed sources are serving their whole corpus"
@@ -117,6 +116,20 @@ def _files_left_out(found: Probe) -> list[str]:
     if isinstance(declined, int) and declined > named:
         remarks.append(f"{found.source.source_id} declined {declined - named} more files")
     return remarks
+
+
+def _short_of_corpus(found: Probe) -> bool:
+    """Whether the source answers from less than it holds, rather than only warning (a
+    degraded health over a whole index: a reference in it names nothing, say)."""
+    health = found.health
+    assert health is not None
+    records, indexed = health.record_count, health.indexed_count
+    return (
+        health.coverage != IndexCoverage.complete
+        or bool(health.failed_count)
+        or (records is not None and indexed is not None and indexed < records)
+        or not (health.diagnostics or {}).get("warning")
+    )
 
 
 def isolation_check(probes: list[Probe]) -> Check:

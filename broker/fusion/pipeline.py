@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from broker.contracts import SHOWN_VERDICTS, Candidate, Mode, Suppression, SuppressionReason
+from broker.contracts import SHOWN_VERDICTS, Candidate, Mode, Suppression
 from broker.errors import FusionError
 from broker.fusion.clusters import Cluster, build_clusters
 from broker.fusion.explain import render
@@ -25,8 +25,8 @@ from broker.fusion.groups import build_groups, in_candidate_order
 from broker.fusion.ordering import order_clusters
 from broker.fusion.query_class import classify_query, query_identifiers
 from broker.fusion.request import FusionOutput, FusionParams, SourceFacts
-from broker.fusion.selection import select, withheld
-from broker.fusion.succession import decide, promote, temporal_explanation
+from broker.fusion.selection import select
+from broker.fusion.succession import decide, promote, stale_suppression, temporal_explanation
 
 
 def fuse(
@@ -61,9 +61,7 @@ def fuse(
         if cluster.verdict in SHOWN_VERDICTS or params.include_stale:
             eligible.append(cluster)
             continue
-        succession = promotion.successions.get(id(cluster))
-        extra = {"successor": succession.successor} if succession else {}
-        stale.append(withheld(SuppressionReason(cluster.verdict.value), cluster, **extra))
+        stale.append(stale_suppression(cluster, promotion.successions.get(id(cluster))))
 
     selection = select(
         eligible,

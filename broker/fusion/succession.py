@@ -23,10 +23,19 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from broker.contracts import SHOWN_VERDICTS, Candidate, TemporalExplanation, Verdict
+from broker.contracts import (
+    SHOWN_VERDICTS,
+    Candidate,
+    Suppression,
+    SuppressionReason,
+    TemporalExplanation,
+    Verdict,
+)
 from broker.fusion.clusters import Cluster, strength
 from broker.fusion.groups import Group
 from broker.temporal import (
+    COMPLETED_STATUS,
+    UNDATED_END,
     Succession,
     Supersessions,
     TemporalRecord,
@@ -61,6 +70,17 @@ def has_temporal_input(c: Candidate) -> bool:
     )
 
 
+def is_completed(c: Candidate) -> bool:
+    """Whether the record ended by being done (its source says ``status: completed``)."""
+    return (c.metadata or {}).get("status") == COMPLETED_STATUS
+
+
+def is_dated(c: Candidate) -> bool:
+    """Whether the record's ``valid_to`` is when it ended, not only the latest it can have
+    (``metadata.end_date_missing``: a task marked done with no date)."""
+    return (c.metadata or {}).get(UNDATED_END) is not True
+
+
 def is_promoted_successor(c: Candidate) -> bool:
     return (c.metadata or {}).get("promoted_successor") is True
 
@@ -78,7 +98,7 @@ class TemporalState:
         key = record_key(c)
         claims = [
             known_verdict(c.event_time, self.known_at),
-            verdict_for(c.valid_from, c.valid_to, self.instant),
+            verdict_for(c.valid_from, c.valid_to, self.instant, completed=is_completed(c)),
         ]
         if key in self.supersessions.superseded:
             claims.append(Verdict.superseded)
@@ -228,4 +248,18 @@ def temporal_explanation(
         supersedes=list(supersedes) or None,
         claimed_by=claimants or None,
         note="; ".join(notes) or None,
+    )
+
+
+def stale_suppression(cluster: Cluster, succession: Succession | None) -> Suppression:
+    """A cluster withheld for its verdict, counted in records, not in the chunks found of
+    them: a note of four sections superseded is one superseded note. A superseded one
+    names its successor, a completed one when it was done, if that is known."""
+    completed = [c.valid_to for c in cluster.candidates if c.valid_to is not None and is_dated(c)]
+    return Suppression(
+        reason=SuppressionReason(cluster.verdict.value),
+        count=len(cluster.units),
+        lineage_root=cluster.root,
+        successor=succession.successor if succession else None,
+        completed_at=max(map(aware, completed)) if cluster.verdict is Verdict.completed and completed else None,
     )

@@ -45,6 +45,7 @@ MIXED = (
 WITHHELD_LABELS: dict[SuppressionReason, str] = {
     SuppressionReason.superseded: "superseded",
     SuppressionReason.expired: "expired",
+    SuppressionReason.completed: "completed",
     SuppressionReason.not_yet_valid: "not yet valid",
     SuppressionReason.not_yet_known: "not yet known",
     SuppressionReason.sensitivity: "above the sensitivity ceiling",

@@ -214,6 +214,7 @@ def _suppressed(out: Lines, suppressed: list[Suppression], source_ids: dict[str,
         f.count("count", s.count)
         f.text("lineage", pasteable_lineage(s.lineage_root, source_ids))
         f.text("successor", s.successor)
+        f.at("completed", s.completed_at)
         out.block("  ", str(f))
 
 

@@ -83,19 +83,25 @@ def query_text(response: QueryResponse) -> str:
 
 
 def withheld_lines(response: QueryResponse) -> list[str]:
-    """One line per suppression reason, counts summed, successors of superseded records named."""
+    """One line per suppression reason, counts summed, successors of superseded records
+    named, and when completed ones were done."""
     counts: dict[SuppressionReason, int] = {}
     successors: dict[str, None] = {}
+    completed: dict[str, None] = {}
     for s in response.suppressed:
         counts[s.reason] = counts.get(s.reason, 0) + s.count
         if s.reason == SuppressionReason.superseded and s.successor:
             successors[s.successor] = None
+        if s.reason == SuppressionReason.completed and s.completed_at:
+            completed[s.completed_at.date().isoformat()] = None
     lines = []
     for reason, count in counts.items():
         named = ""
         if reason == SuppressionReason.superseded and successors:
             label = "successor" if len(successors) == 1 else "successors"
             named = f" ({label} {', '.join(successors)})"
+        if reason == SuppressionReason.completed and completed:
+            named = f" (on {', '.join(sorted(completed))})"
         lines.append(f"Withheld {count} result(s): {reason}{named}.")
     return lines
 

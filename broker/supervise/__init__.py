@@ -41,10 +41,13 @@ as a bounded tail in :meth:`AdapterClient.diagnostics`, never parsed.
 Every method raises :class:`AdapterFailure` when it cannot answer; a failure is
 never turned into an empty success. Health probes are cached for 30 s (failed
 ones too), serialized, and the first after a spawn carries ``cold_start_ns``.
+A search answer is read candidate by candidate: one that does not fit the
+protocol is dropped and named (:class:`SearchAnswer`), the rest stands.
 """
 
 from __future__ import annotations
 
+from broker.supervise.answer import MALFORMED_NAMED, MalformedCandidate, SearchAnswer
 from broker.supervise.client import AdapterClient
 from broker.supervise.failure import AdapterFailure, FailureReason, classify
 from broker.supervise.pool import Supervisor
@@ -64,12 +67,15 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "HANDSHAKE_TIMEOUT",
     "HEALTH_TTL",
+    "MALFORMED_NAMED",
     "PROBE_TIMEOUT",
     "TERM_GRACE",
     "AdapterClient",
     "AdapterFailure",
     "AdapterSpec",
     "FailureReason",
+    "MalformedCandidate",
+    "SearchAnswer",
     "Supervisor",
     "Timings",
     "classify",

@@ -29,11 +29,11 @@ from adapter_sdk.protocol import (
     RefreshParams,
     SearchOutcome,
     SearchParams,
-    SearchResult,
     WireModel,
     WireValidationError,
     handshake_frame,
 )
+from broker.supervise.answer import SearchAnswer, read_search_answer
 from broker.supervise.failure import (
     AdapterFailure,
     FailureReason,
@@ -43,7 +43,7 @@ from broker.supervise.failure import (
 from broker.supervise.process import AdapterProcess, AdapterSpec, Capture, Pending, spawn
 from broker.supervise.timings import Timings
 
-ResultT = TypeVar("ResultT", bound=WireModel)
+ResultT = TypeVar("ResultT")
 
 _UNSET_DEADLINE_BEFORE = datetime(1970, 1, 2, tzinfo=UTC)
 _EXIT_STATUS_WAIT = 0.2
@@ -89,14 +89,15 @@ class AdapterClient:
         assert process.manifest is not None
         return process.manifest
 
-    async def search(self, params: SearchParams, sent: Callable[[], None] | None = None) -> SearchResult:
-        """The adapter's answer; ``sent`` is called once the request is written, so the
-        caller can do what it needs next while the adapter works."""
-        result, _ = await self._call(Method.search, params, SearchResult, sent)
-        return result
+    async def search(self, params: SearchParams, sent: Callable[[], None] | None = None) -> SearchAnswer:
+        """The adapter's answer, each malformed candidate dropped and named (the rest
+        stands); ``sent`` is called once the request is written, so the caller can do
+        what it needs next while the adapter works."""
+        answer, _ = await self._call(Method.search, params, read_search_answer, sent)
+        return answer
 
     async def expand(self, params: ExpandParams) -> ExpandResult:
-        result, _ = await self._call(Method.expand, params, ExpandResult)
+        result, _ = await self._call(Method.expand, params, ExpandResult.model_validate)
         return result
 
     async def health(self, deadline: datetime | None = None) -> HealthResult:
@@ -116,7 +117,7 @@ class AdapterClient:
 
     async def refresh(self, params: RefreshParams) -> HealthResult:
         try:
-            result, _ = await self._call(Method.refresh, params, HealthResult)
+            result, _ = await self._call(Method.refresh, params, HealthResult.model_validate)
         finally:
             self._health = None  # whatever happened, an earlier probe is now stale
         return result
@@ -155,8 +156,14 @@ class AdapterClient:
     # -- one request --------------------------------------------------------
 
     async def _call(
-        self, method: Method, params: WireModel, model: type[ResultT], sent: Callable[[], None] | None = None
+        self,
+        method: Method,
+        params: WireModel,
+        read: Callable[[Any], ResultT],
+        sent: Callable[[], None] | None = None,
     ) -> tuple[ResultT, AdapterProcess]:
+        """``read`` turns the reply's ``result`` into the answer, raising
+        :class:`WireValidationError` when it does not fit."""
         deadline_at, wire = self._deadline(params)
         if anyio.current_time() >= deadline_at:
             raise self._timed_out(f"the deadline had passed before {method} was made")
@@ -164,7 +171,7 @@ class AdapterClient:
         if (ahead := process.take_ahead(method, params)) is not None:
             # written at launch (``broker.prestart``), holding its slot until answered
             try:
-                return await self._exchange(process, method, wire, deadline_at, model, ahead, sent), process
+                return await self._exchange(process, method, wire, deadline_at, read, ahead, sent), process
             except AdapterFailure as failure:
                 # its deadline ran from the launch, the adapter's start-up in it: when that
                 # ran out and this call's own has not, the call is made as if never written
@@ -183,7 +190,7 @@ class AdapterClient:
                     f"(max_concurrency {limit})"
                 )
         try:
-            return await self._exchange(process, method, wire, deadline_at, model, sent=sent), process
+            return await self._exchange(process, method, wire, deadline_at, read, sent=sent), process
         finally:
             if slots is not None:
                 slots.release()
@@ -194,7 +201,7 @@ class AdapterClient:
         method: Method,
         params: dict[str, Any],
         deadline_at: float,
-        model: type[ResultT],
+        read: Callable[[Any], ResultT],
         written: Pending | None = None,
         sent: Callable[[], None] | None = None,
     ) -> ResultT:
@@ -226,7 +233,7 @@ class AdapterClient:
         finally:
             if not handed_off:
                 process.forget(pending)
-        return await self._result(process, method, pending, model)
+        return await self._result(process, method, pending, read)
 
     async def _cancel_and_wait(self, process: AdapterProcess, pending: Pending) -> bool:
         """Send recall/cancel; True if any reply to the request arrives within the grace."""
@@ -254,7 +261,7 @@ class AdapterClient:
             process.forget(pending)
 
     async def _result(
-        self, process: AdapterProcess, method: Method, pending: Pending, model: type[ResultT]
+        self, process: AdapterProcess, method: Method, pending: Pending, read: Callable[[Any], ResultT]
     ) -> ResultT:
         reply = pending.reply
         if reply is None:
@@ -272,7 +279,7 @@ class AdapterClient:
             message = str(error.get("message") or "no message")
             raise failure_for_code(code, f"{where}: {method} failed: {message} (code {code})")
         try:
-            return model.model_validate(reply["result"])
+            return read(reply["result"])
         except WireValidationError as exc:
             raise AdapterFailure(
                 SearchOutcome.failed,
@@ -356,7 +363,7 @@ class AdapterClient:
                 f'source "{self.spec.source_id}": the adapter did not answer recall/initialize '
                 f"within {self._timings.handshake_timeout:g}s",
             )
-        manifest = await self._result(process, Method.initialize, pending, Manifest)
+        manifest = await self._result(process, Method.initialize, pending, Manifest.model_validate)
         if not init.protocol_version_min <= manifest.protocol_version <= init.protocol_version_max:
             raise AdapterFailure(
                 SearchOutcome.unavailable,
@@ -401,7 +408,7 @@ class AdapterClient:
         if deadline is None:
             deadline = datetime.now(UTC) + timedelta(seconds=self._timings.probe_timeout)
         result, process = await self._call(
-            Method.health, HealthParams(deadline=deadline), HealthResult
+            Method.health, HealthParams(deadline=deadline), HealthResult.model_validate
         )
         update: dict[str, Any] = {}
         if not process.cold_reported:

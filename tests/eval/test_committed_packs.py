@@ -28,7 +28,7 @@ JUDGED_PACKS = ("retrieval", "black-docs")
 # Shapes the smoke pack exists to cover; each must stay tagged on some case.
 SMOKE_SHAPES = {
     "answered", "abstained", "degraded", "failed", "exact-promotion", "duplicate-view", "lineage",
-    "suppression", "truncation", "superseded", "expired", "not-yet-valid", "as-of",
+    "suppression", "truncation", "superseded", "expired", "completed", "not-yet-valid", "as-of",
 }
 
 

@@ -46,7 +46,7 @@ def test_superseded_note_is_withheld_whole_with_its_successor_named() -> None:
     assert locators(out) == ["notes:new.md#L1-L6"]
     [withheld] = out.suppressed
     assert (withheld.reason.value, withheld.count, withheld.lineage_root, withheld.successor) == (
-        "superseded", 2, "01NOTES:old.md#L1-L4", "notes:new.md#L1-L6")
+        "superseded", 1, "01NOTES:old.md#L1-L4", "notes:new.md#L1-L6")  # one note, two chunks
 
 
 def test_earlier_instant_shows_what_was_current_then() -> None:

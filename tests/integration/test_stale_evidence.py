@@ -102,7 +102,7 @@ async def test_completed_task_is_current_before_its_completion(tmp_path, builtin
     config = builtin_config(tasks=("tasks", todo))
     now = await ask(config, "rotate storage box credentials")
     assert now.outcome == "abstained"
-    assert now.suppressed[0].reason == "expired"
+    assert now.suppressed[0].reason == "completed"
     before = await ask(
         config, "rotate storage box credentials", as_of=datetime(2024, 5, 10, tzinfo=UTC)
     )

@@ -263,7 +263,8 @@ def test_expand_of_deleted_note_is_expired(adapter: NotesProcess, notes_dir: Pat
 
 
 @pytest.mark.parametrize(
-    "local", ["ideas.txt", "ideas.txt#L3-L1", "../etc/passwd#L1-L2", "/etc/passwd#L1-L2", "a/./b.md#L1-L1"]
+    "local", ["ideas.txt#L3", "ideas.txt#L3-L1", "../etc/passwd#L1-L2", "/etc/passwd#L1-L2", "a/./b.md#L1-L1",
+              "../etc/passwd", "a/./b.md"]
 )
 def test_unparseable_locator_is_unknown(shared: NotesProcess, local: str) -> None:
     with pytest.raises(RpcFailure) as failure:

@@ -50,6 +50,14 @@ def test_a_search_is_answered_with_validated_candidates(toy):
     assert reply["id"] == 2 and reply["result"]["candidates"][0]["title"] == "restore"
 
 
+def test_a_malformed_candidate_goes_as_it_is_and_the_rest_of_the_answer_stands(toy):
+    handshake(toy)
+    search(toy, 2, "half-broken")
+    result = read(toy)["result"]
+    assert result["outcome"] == "success"
+    assert [c["locator"] for c in result["candidates"]] == ["toy:a", "toy:b\nc", "toy:d"]
+
+
 def test_cancel_answers_at_once_with_32007_and_never_a_late_result(toy):
     handshake(toy)
     search(toy, 2, "slow")

@@ -28,7 +28,15 @@ def manifest() -> Manifest:
     )
 
 
-def answer(query: str) -> SearchResult:
+def plain(rank: int, locator: str) -> dict:
+    return {"candidate_id": locator, "source_record_id": locator, "locator": locator,
+            "record_type": "note", "title": "plain", "local_rank": rank, "sensitivity": "internal"}
+
+
+def answer(query: str) -> SearchResult | dict:
+    if query == "half-broken":  # answered as plain data, its second candidate malformed
+        return {"candidates": [plain(1, "toy:a"), plain(2, "toy:b\nc"), plain(3, "toy:d")],
+                "outcome": "success"}
     if query == "slow":
         time.sleep(3)
     if query == "broken":

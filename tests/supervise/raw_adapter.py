@@ -8,7 +8,8 @@ Scenarios (``plain`` behaves: it answers search, health and refresh, counting pr
   oversized           writes a 9 MiB line before each search reply
   unknown_id          answers search "then-right" with a wrong id, then the right one;
                       answers "only-wrong" with a wrong id only, and acknowledges cancel
-  invalid_result      answers search with a candidate whose local_rank is 0
+  invalid_candidate   answers search with a candidate whose local_rank is 0, and a good one
+  invalid_result      answers search with no outcome
   wrong_version       claims protocol version 2 in its manifest
   chatter             writes a line and a notification before the handshake reply
   slow_health         answers health only after a minute
@@ -119,8 +120,11 @@ def search(request_id: object, params: dict) -> None:
         reply(request_id + 1000, {"candidates": [], "outcome": "success"})
         if params["query"] == "only-wrong":
             return
+    if SCENARIO == "invalid_candidate":
+        reply(request_id, {"candidates": [candidate(rank=0), candidate()], "outcome": "success"})
+        return
     if SCENARIO == "invalid_result":
-        reply(request_id, {"candidates": [candidate(rank=0)], "outcome": "success"})
+        reply(request_id, {"candidates": [candidate()]})
         return
     reply(
         request_id,

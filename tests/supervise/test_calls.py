@@ -38,7 +38,7 @@ def search(query: str, seconds: float = 5.0) -> SearchParams:
 async def test_healthy_adapter_answers_search_expand_and_health(tmp_path: Path) -> None:
     async with Supervisor() as supervisor:
         client = supervisor.client(spec_for(tmp_path, SDK_ADAPTER))
-        result = await client.search(search("roadmap"))
+        result = (await client.search(search("roadmap"))).result
         expanded = await client.expand(
             ExpandParams(
                 locator=result.candidates[0].locator,
@@ -62,8 +62,8 @@ async def test_one_process_serves_every_call_while_alive(tmp_path: Path) -> None
     async with Supervisor() as supervisor:
         client = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "plain"))
         manifest = await client.initialize()
-        first = await client.search(search("a"))
-        second = await client.search(search("b"))
+        first = (await client.search(search("a"))).result
+        second = (await client.search(search("b"))).result
         assert await client.initialize() == manifest
         assert supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "plain")) is client
 
@@ -76,7 +76,7 @@ async def test_unset_deadline_is_sent_as_the_default_call_timeout(tmp_path: Path
     unset = datetime(1, 1, 1, tzinfo=UTC)
     async with Supervisor() as supervisor:
         client = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "plain"))
-        result = await client.search(SearchParams(query="x", limit=1, deadline=unset))
+        result = (await client.search(SearchParams(query="x", limit=1, deadline=unset))).result
 
     sent = datetime.fromisoformat(result.diagnostics["deadline"].replace("Z", "+00:00"))
     granted = (sent - datetime.now(UTC)).total_seconds()
@@ -139,7 +139,7 @@ async def test_max_concurrency_one_serializes_calls(tmp_path: Path) -> None:
         await client.initialize()
 
         async def one(query: str) -> None:
-            results.append(await client.search(search(query)))
+            results.append((await client.search(search(query))).result)
 
         started = time.monotonic()
         async with anyio.create_task_group() as tasks:
@@ -158,7 +158,7 @@ async def test_the_caller_hears_when_a_search_is_written_and_works_while_it_runs
     async with Supervisor() as supervisor:
         client = supervisor.client(spec)
         await client.initialize()
-        result = await client.search(search("a"), sent=lambda: written.append(time.monotonic()))
+        result = (await client.search(search("a"), sent=lambda: written.append(time.monotonic()))).result
         answered = time.monotonic()
     assert result.candidates and len(written) == 1
     assert answered - written[0] >= 0.25  # told before the adapter's answer, not after
@@ -172,7 +172,7 @@ async def test_undeclared_concurrency_lets_calls_overlap(tmp_path: Path) -> None
         await client.initialize()
 
         async def one(query: str) -> None:
-            results.append(await client.search(search(query)))
+            results.append((await client.search(search(query))).result)
 
         async with anyio.create_task_group() as tasks:
             for query in ("a", "b", "c"):
@@ -270,13 +270,13 @@ async def test_caller_cancellation_sends_cancel_and_keeps_an_answering_process(
 ) -> None:
     async with Supervisor(Timings(health_ttl=0)) as supervisor:
         client = supervisor.client(spec_for(tmp_path, SDK_ADAPTER))
-        first = await client.search(search("warm"))
+        first = (await client.search(search("warm"))).result
         with anyio.move_on_after(0.2) as scope:
             await client.search(search("slow", seconds=30))
         assert scope.cancelled_caught
         await anyio.sleep(0.3)  # the cancel grace, judged in the background
         health = await client.health()
-        later = await client.search(search("still-here"))
+        later = (await client.search(search("still-here"))).result
 
     assert health.diagnostics["cancelled"] == 1
     assert later.diagnostics["pid"] == first.diagnostics["pid"]

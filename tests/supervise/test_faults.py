@@ -34,7 +34,7 @@ async def test_crash_mid_call_is_unreachable_and_respawns_on_next_use(tmp_path: 
         await client.initialize()
         with pytest.raises(AdapterFailure) as caught:
             await client.search(search("crash"))
-        after = await client.search(search("again"))
+        after = (await client.search(search("again"))).result
         diagnostics = client.diagnostics()
 
     assert caught.value.outcome is SearchOutcome.unavailable
@@ -120,12 +120,12 @@ async def test_adapter_acknowledging_cancel_times_out_and_keeps_its_process(
 ) -> None:
     async with Supervisor() as supervisor:
         client = supervisor.client(spec_for(tmp_path, SDK_ADAPTER))
-        first = await client.search(search("warm"))
+        first = (await client.search(search("warm"))).result
         started = time.monotonic()
         with pytest.raises(AdapterFailure) as caught:
             await client.search(search("slow", seconds=0.3))
         elapsed = time.monotonic() - started
-        later = await client.search(search("still-here"))
+        later = (await client.search(search("still-here"))).result
 
     assert caught.value.outcome is SearchOutcome.timeout
     assert caught.value.reason is FailureReason.deadline_exceeded
@@ -152,8 +152,8 @@ async def test_caller_cancellation_of_an_unresponsive_adapter_stops_it(tmp_path:
 async def test_garbage_on_stdout_is_counted_and_replies_still_matched(tmp_path: Path) -> None:
     async with Supervisor() as supervisor:
         client = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "garbage"))
-        first = await client.search(search("one"))
-        second = await client.search(search("two"))
+        first = (await client.search(search("one"))).result
+        second = (await client.search(search("two"))).result
         diagnostics = client.diagnostics()
 
     assert first.candidates[0].locator == second.candidates[0].locator == "fault:doc-1"
@@ -166,8 +166,8 @@ async def test_garbage_on_stdout_is_counted_and_replies_still_matched(tmp_path: 
 async def test_oversized_frame_is_skipped_and_the_stream_stays_aligned(tmp_path: Path) -> None:
     async with Supervisor() as supervisor:
         client = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "oversized"))
-        first = await client.search(search("one"))
-        second = await client.search(search("two"))
+        first = (await client.search(search("one"))).result
+        second = (await client.search(search("two"))).result
         diagnostics = client.diagnostics()
 
     assert first.candidates[0].locator == second.candidates[0].locator == "fault:doc-1"
@@ -179,7 +179,7 @@ async def test_oversized_frame_is_skipped_and_the_stream_stays_aligned(tmp_path:
 async def test_reply_with_unknown_id_is_dropped_and_the_call_completes(tmp_path: Path) -> None:
     async with Supervisor() as supervisor:
         client = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "unknown_id"))
-        result = await client.search(search("then-right"))
+        result = (await client.search(search("then-right"))).result
         diagnostics = client.diagnostics()
 
     assert result.candidates[0].locator == "fault:doc-1"
@@ -192,7 +192,7 @@ async def test_call_answered_only_under_unknown_ids_times_out(tmp_path: Path) ->
         client = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "unknown_id"))
         with pytest.raises(AdapterFailure) as caught:
             await client.search(search("only-wrong", seconds=0.3))
-        later = await client.search(search("then-right"))
+        later = (await client.search(search("then-right"))).result
 
     assert caught.value.outcome is SearchOutcome.timeout
     assert caught.value.reason is FailureReason.deadline_exceeded  # cancel acknowledged
@@ -209,7 +209,20 @@ async def test_schema_invalid_result_is_an_adapter_error_naming_the_field(tmp_pa
 
     assert caught.value.outcome is SearchOutcome.failed
     assert caught.value.reason is FailureReason.adapter_error
-    assert "candidates.0.local_rank" in caught.value.message
+    assert "outcome: Field required" in caught.value.message
+    await assert_no_process_left(tmp_path)
+
+
+async def test_a_schema_invalid_candidate_is_dropped_and_named_the_rest_standing(
+    tmp_path: Path,
+) -> None:
+    async with Supervisor() as supervisor:
+        client = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "invalid_candidate"))
+        answer = await client.search(search("anything"))
+
+    assert [c.local_rank for c in answer.result.candidates or []] == [1]
+    assert [(m.index, m.candidate_id) for m in answer.malformed] == [(0, "c1")]
+    assert answer.malformed[0].why.startswith("local_rank: Input should be greater than or equal to 1")
     await assert_no_process_left(tmp_path)
 
 

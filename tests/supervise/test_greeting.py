@@ -56,7 +56,7 @@ async def _ask(spec: AdapterSpec, probe_deadline_s: float | None = None) -> dict
             health = None
             if probe_deadline_s is not None:
                 health = await client.health(deadline_in(probe_deadline_s))
-            result = await client.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
+            result = (await client.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))).result
             assert result.diagnostics is not None
             probes = health.record_count if health is not None else None
             return {"pid": result.diagnostics["pid"], "probes": probes, **client.diagnostics()}
@@ -143,7 +143,7 @@ async def test_the_probe_written_ahead_holds_a_slot_of_an_adapter_that_takes_one
     try:
         async with Supervisor() as supervisor:
             client = supervisor.client(spec)
-            result = await client.search(SearchParams(query="y", limit=5, deadline=deadline_in(5)))
+            result = (await client.search(SearchParams(query="y", limit=5, deadline=deadline_in(5)))).result
             assert result.diagnostics is not None
             # the adapter counts the requests it holds at once: the search came after the probe
             assert result.diagnostics["max_in_flight"] == 1

@@ -48,8 +48,8 @@ async def test_each_source_gets_its_own_process(tmp_path: Path) -> None:
     async with Supervisor() as supervisor:
         first = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "plain", source_uid="u1"))
         second = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "plain", source_uid="u2"))
-        a = await first.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
-        b = await second.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
+        a = (await first.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))).result
+        b = (await second.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))).result
     assert first is not second
     assert a.diagnostics["pid"] != b.diagnostics["pid"]
     await assert_no_process_left(tmp_path)
@@ -61,11 +61,11 @@ async def test_a_source_in_two_profiles_keeps_one_process_per_profile(tmp_path: 
         first_spec = spec_for(tmp_path, RAW_ADAPTER, "plain", source_uid="shared")
         second_spec = replace(first_spec, workdir=tmp_path / "state" / "other-profile" / "shared")
         first = supervisor.client(first_spec)
-        a = await first.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
+        a = (await first.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))).result
         second = supervisor.client(second_spec)
-        b = await second.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
+        b = (await second.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))).result
         again = supervisor.client(first_spec)
-        c = await again.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
+        c = (await again.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))).result
     assert again is first
     assert a.diagnostics["pid"] == c.diagnostics["pid"] != b.diagnostics["pid"]
     await assert_no_process_left(tmp_path)
@@ -79,7 +79,7 @@ async def test_changed_spec_replaces_the_client_and_closes_the_old_process(
         await old.initialize()
         old_pid = recorded_pids(tmp_path)[0]
         new = supervisor.client(spec_for(tmp_path, RAW_ADAPTER, "plain", source_id="renamed"))
-        result = await new.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))
+        result = (await new.search(SearchParams(query="x", limit=5, deadline=deadline_in(5)))).result
         with anyio.fail_after(3):
             while is_running(old_pid):
                 await anyio.sleep(0.02)

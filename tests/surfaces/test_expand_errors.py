@@ -24,7 +24,7 @@ CASES = [
     # locator, code, exit, http status, sidecar code
     ("no-colon-here", "malformed_locator", 1, 400, "invalid_request"),
     ("kb:drill-log.md#L1-L99999999999999999999", "locator_unknown", 1, 400, "invalid_request"),
-    ("kb:drill-log.md", "locator_unknown", 1, 400, "invalid_request"),
+    ("kb:../drill-log.md", "locator_unknown", 1, 400, "invalid_request"),
     ("kb:gone.md#L1-L3", "locator_expired", 4, 410, "not_found"),
 ]
 HTTP_CODE = {"no-colon-here": "bad_request"}

@@ -81,6 +81,9 @@ def test_a_done_line_without_a_date_is_withheld_as_ended(tmp_path: Path) -> None
     run = recall_over(tmp_path, todo)("query", "--json", "--include-stale", "zebra", "task")
     assert run.returncode == 0, run.stderr
     [done] = [r for r in json.loads(run.stdout)["results"] if r["title"] == "done zebra task"]
-    assert done["verdict"] == "expired"
+    assert done["verdict"] == "completed"
     shown = recall_over(tmp_path / "again", todo)("query", "--json", "zebra", "task")
-    assert [s["reason"] for s in json.loads(shown.stdout)["suppressed"]] == ["expired"]
+    # done on a day the line does not say: withheld as completed, with no date claimed
+    assert [(s["reason"], s.get("completed_at")) for s in json.loads(shown.stdout)["suppressed"]] == [
+        ("completed", None)
+    ]

@@ -28,6 +28,7 @@ note section (a locator's #L<a>-L<b>):
   full     the whole section, however long (for a section of 12 lines or
            fewer this is what excerpt shows)
   context  the section with 20 lines either side, from the same note
+A note's path alone ('notes:runbooks/restore.md') names the whole note.
 Other sources read the same way over their own records: a task's text, then its
 fields and annotations; a mail thread's headers, then its messages."""
 EXIT_CODES = """exit codes:
