@@ -25,8 +25,6 @@ RECALL = Path(sys.executable).parent / "recall"
 # The reference's Go adapters; a Python template it ships runs under this interpreter's python3.
 ADAPTER_SUITES = ["recall-stream", "recall-gmail", "recall-qmd"]
 SMOKE_BASELINE_NDCG_AT_10 = 0.693  # the reference's committed smoke baseline, pooled
-# cases whose source is the reference's built-in Tasks CLI adapter, which has no counterpart here
-NEEDS_THE_REFERENCE_TASKS_ADAPTER = {"exact-task-id-006"}
 
 
 @pytest.mark.parametrize("program", ADAPTER_SUITES)
@@ -90,23 +88,23 @@ def test_the_reference_smoke_pack_run_whole_ranks_at_its_baseline(smoke_run: tup
     assert run["metrics"]["overall"]["ndcg_at_10"]["value"] >= SMOKE_BASELINE_NDCG_AT_10
 
 
-def test_every_smoke_source_runs_but_the_reference_built_in_tasks_adapter(
+def test_every_smoke_source_runs_and_the_run_abstains_exactly_where_expected(
     smoke_run: tuple[dict, list[dict]],
 ) -> None:
-    _, cases = smoke_run
+    run, cases = smoke_run
     unavailable = {o["source_id"] for c in cases for o in c["source_outcomes"] if o["reason"] == "adapter_unavailable"}
 
-    assert unavailable <= {"tasks"}
-    wrong = {c["case_id"] for c in cases if c["metrics"]["abstention_accuracy"] != 1.0}
-    assert wrong <= NEEDS_THE_REFERENCE_TASKS_ADAPTER
+    assert unavailable == set()
+    assert [c["case_id"] for c in cases if c["metrics"]["abstention_accuracy"] != 1.0] == []
+    assert run["metrics"]["overall"]["abstention_accuracy"] == {"value": 1.0, "n": 50}
 
 
-@pytest.mark.xfail(strict=True, reason="the smoke pack's tasks source is the reference's built-in adapter for "
-                   "its Tasks CLI (replayed from sources/tasks/cli.json), which no program on PATH provides and "
-                   "this broker's tasks adapter (Taskwarrior, todo.txt) does not read: docs/compatibility.md")
-def test_the_reference_smoke_pack_run_whole_abstains_exactly_where_expected(
+def test_the_only_failing_smoke_gate_is_the_deliberate_sensitivity_difference(
     smoke_run: tuple[dict, list[dict]],
 ) -> None:
-    run, _ = smoke_run
+    """The ledger source is skipped under a public ceiling instead of asked (docs/compatibility.md)."""
+    run, cases = smoke_run
 
-    assert run["metrics"]["overall"]["abstention_accuracy"]["value"] == 1.0
+    assert [g["name"] for g in run["gates"] if g["status"] == "fail"] == ["source_outcomes_honest"]
+    wrong = [c["case_id"] for c in cases if c["metrics"]["source_outcome_accuracy"] not in (None, 1.0)]
+    assert wrong == ["sensitivity-candidate-ceiling-040"]
