@@ -8,6 +8,7 @@ source needs no program installed and answers the same on every run.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,36 @@ def test_cli_settings_are_refused_for_another_store(open_adapter: OpenAdapter, t
     with pytest.raises(AdapterError) as refused:
         open_adapter(tmp_path, {"mode": "taskwarrior", "replay": "."})
     assert refused.value.code == -32602
+
+
+def test_a_live_store_is_read_through_its_program_with_read_only_commands(
+    open_adapter: OpenAdapter, recording: Path, tmp_path: Path
+) -> None:
+    """A stand-in for the Tasks CLI (not installed here) answers from the recording and logs
+    each call: the program is told the store by TASKS_DIR and only ever asked to read."""
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "tasks.jsonl").write_text("{}\n")
+    calls = tmp_path / "calls.jsonl"
+    program = tmp_path / "tasks"
+    program.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, sys\n"
+        "from pathlib import Path\n"
+        f"with open({str(calls)!r}, 'a') as log:\n"
+        "    log.write(json.dumps([os.environ.get('TASKS_DIR'), sys.argv[1:]]) + '\\n')\n"
+        f"rules = json.loads(Path({str(recording)!r}, 'cli.json').read_text())['invocations']\n"
+        "args = sys.argv[1:]\n"
+        "rule = next(r for r in rules if r.get('args') == args or (r.get('contains') and all(a in args for a in r['contains'])))\n"
+        f"sys.stdout.write(Path({str(recording)!r}, rule['stdout']).read_text())\n"
+        "sys.exit(rule.get('exit_code', 0))\n"
+    )
+    program.chmod(0o755)
+    adapter = open_adapter(store, {"binary": str(program)})
+
+    assert adapter.search("kiln")["candidates"][0]["locator"] == "tasks:c0ffee01"
+    assert "call before nine" in adapter.expand("tasks:c0ffee01", "full")["content"]
+    logged = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert {directory for directory, _ in logged} == {str(store)}
+    assert {args[0] for _, args in logged} <= {"list", "projects", "show", "check"}
+    assert adapter.manifest["executable_requirements"][0]["command"] == str(program)
