@@ -11,10 +11,11 @@ directory as its ``fixture/``. Importing this module builds that directory
 with Polign's own client from ``STATEMENTS`` (typed statements with fixed
 observation instants, so event ids and answers are the same on every run),
 stops the ``polign-server`` the client started, and drops its runtime files
-(``runtime.json``, locks, ``server.log``). A replay copies the directory, and
-the adapter's ``recall mcp`` starts a fresh ``polign-server`` for the copy;
-that server outlives the adapter, so whoever replays must stop it (its pid is
-in the copy's ``runtime.json``; the replay test stops it by pid).
+(``runtime.json``, locks, ``server.log``). That server keeps its leases, locks
+and log inside the store it serves, so these cases declare ``writable_fixture``:
+a replay copies the directory, and the adapter's ``recall mcp`` starts a fresh
+``polign-server`` for the copy. That server outlives the adapter; the replay
+stops it by the pid in the copy's ``runtime.json``.
 
 Searches without ``as_of`` are evaluated now: their ``days_ago`` and
 ``diagnostics.as_of`` are declared volatile, and ``search-as-of`` pins the
@@ -31,6 +32,7 @@ import signal
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from adapter_sdk.conformance import CaseSpec
@@ -281,3 +283,5 @@ CASES = [
     ),
     shutdown(MEMORY, "editor", as_of=BETWEEN, fixture=STORE, volatile=[BINARY_PATH]),
 ]
+# Polign's server writes into the store it serves: a case that opens it replays on a copy.
+CASES = [replace(spec, writable_fixture=True) if spec.fixture is not None else spec for spec in CASES]

@@ -66,6 +66,11 @@ def _parser() -> argparse.ArgumentParser:
     record.add_argument("--description", help="what the case proves (new case)")
     record.add_argument("--fixture", help="directory copied into the case's fixture/")
     record.add_argument("--volatile", action="append", default=[], help="JSON pointer to mask; repeatable")
+    record.add_argument(
+        "--writable-fixture",
+        action="store_true",
+        help="the adapter writes into its location: each run gets a copy of fixture/ (kept on re-record)",
+    )
     record.add_argument("--timeout", type=float, default=DEFAULT_CASE_TIMEOUT, help="seconds")
     return parser
 
@@ -93,11 +98,13 @@ def _record(parsed: argparse.Namespace, command: list[str]) -> int:
         lines = read_lines(Path(parsed.requests))
         description = parsed.description
         volatile = parsed.volatile
+        writable_fixture = parsed.writable_fixture
     else:
         existing = load_case(case_dir)
         lines = existing.requests
         description = parsed.description or existing.manifest.description
         volatile = parsed.volatile or existing.manifest.volatile
+        writable_fixture = parsed.writable_fixture or existing.manifest.writable_fixture
     try:
         requests = [orjson.loads(line) for line in lines]
     except orjson.JSONDecodeError as exc:
@@ -110,6 +117,7 @@ def _record(parsed: argparse.Namespace, command: list[str]) -> int:
         description=description,
         fixture=fixture,
         volatile=volatile,
+        writable_fixture=writable_fixture,
         timeout=parsed.timeout,
     )
     manifest = load_case(case_dir).manifest

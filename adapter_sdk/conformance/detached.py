@@ -3,11 +3,12 @@
 Some stores start a detached server on first use and record it in the store
 as ``runtime.json`` holding ``{"pid": N}`` (Polign Recall's local data
 directories do). That server outlives the adapter and its process group. A
-case's fixture copy is a store recall itself made, so when the copy goes its
-server goes too. Only runtime files under the scratch root are read, and a pid
-is signalled only while its command line names that very runtime file, so a
-user's own store's server, or a process that later reused the pid, is left
-alone.
+case's fixture copy (``writable_fixture``) is a store recall itself made, so
+when the copy goes its server goes too; a server wrongly started in a fixture
+read in place is stopped the same way. Only runtime files under the folder
+given are read, and a pid is signalled only while its command line names that
+very runtime file, so a user's own store's server, or a process that later
+reused the pid, is left alone.
 """
 
 from __future__ import annotations

@@ -20,7 +20,12 @@ import orjson
 
 from adapter_sdk.conformance.diff import mask, parse_pointer
 from adapter_sdk.conformance.drive import run_exchange
-from adapter_sdk.conformance.replay import DEFAULT_CASE_TIMEOUT, CaseRun, replay_case
+from adapter_sdk.conformance.replay import (
+    DEFAULT_CASE_TIMEOUT,
+    CaseRun,
+    fixture_changed,
+    replay_case,
+)
 from adapter_sdk.conformance.transcript import (
     FIXTURE_DIR,
     FLOW_LOCKSTEP,
@@ -47,6 +52,7 @@ class CaseSpec:
     requests: list[dict[str, Any]]
     fixture: Path | None = None
     volatile: Sequence[str] = ()
+    writable_fixture: bool = False  # the adapter writes into its location: replay on a copy
 
 
 def record_case(
@@ -57,6 +63,7 @@ def record_case(
     description: str,
     fixture: Path | None = None,
     volatile: Sequence[str] = (),
+    writable_fixture: bool = False,
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_CASE_TIMEOUT,
     verify: bool = True,
@@ -65,9 +72,12 @@ def record_case(
 
     ``requests`` are JSON-RPC frames that may carry ``${FIXTURE}`` (bound to
     ``fixture``, copied into ``case_dir/fixture``) and ``${WORKDIR}``. With
-    ``fixture`` None an existing ``case_dir/fixture`` is kept and used.
-    Raises ConformanceError when the exchange does not complete or, with
-    ``verify``, when the recording does not replay as recorded.
+    ``fixture`` None an existing ``case_dir/fixture`` is kept and used. The
+    adapter reads the fixture in place and must not change it, unless
+    ``writable_fixture`` (then it, and every replay, gets a fresh copy).
+    Raises ConformanceError when the exchange does not complete, when it
+    changed a fixture read in place, or, with ``verify``, when the recording
+    does not replay as recorded.
     """
     case_dir = Path(case_dir)
     name = case_dir.name
@@ -87,12 +97,12 @@ def record_case(
     used = set().union(*(tokens_in(request) for request in requests))
     draft = Transcript(
         case_dir.resolve(),
-        Manifest(name, description, FLOW_LOCKSTEP, _declare(used), list(volatile), 0),
+        Manifest(name, description, FLOW_LOCKSTEP, _declare(used), list(volatile), 0, writable_fixture),
         request_lines,
         [],
     )
 
-    with CaseRun(name, draft.fixture) as run:
+    with CaseRun(name, draft.fixture, writable_fixture=writable_fixture) as run:
         bound = bind_requests(draft, run.bindings)
         try:
             exchange = run_exchange(argv, bound, env=env, timeout=timeout)
@@ -104,13 +114,18 @@ def record_case(
                 + _stderr_tail(exchange.stderr)
             )
         frames = [_redact(frame, run.bindings, volatile) for frame in exchange.frames]
+    changes = run.fixture_changes()
+    if changes:
+        raise ConformanceError(fixture_changed(name, changes))
 
     for frame in frames:
         try:
             used |= tokens_in(orjson.loads(frame)) & PLACEHOLDER_MEANING.keys()
         except orjson.JSONDecodeError:
             continue
-    manifest = Manifest(name, description, FLOW_LOCKSTEP, _declare(used), list(volatile), len(frames))
+    manifest = Manifest(
+        name, description, FLOW_LOCKSTEP, _declare(used), list(volatile), len(frames), writable_fixture
+    )
     (case_dir / MANIFEST_FILE).write_bytes(manifest.to_json())
     (case_dir / REQUEST_FILE).write_bytes(_jsonl(request_lines))
     (case_dir / RESPONSE_FILE).write_bytes(_jsonl(frames))
@@ -147,6 +162,7 @@ def record_suite(
             description=spec.description,
             fixture=spec.fixture,
             volatile=spec.volatile,
+            writable_fixture=spec.writable_fixture,
             env=env,
             timeout=timeout,
             verify=verify,

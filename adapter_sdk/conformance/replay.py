@@ -12,6 +12,7 @@ from typing import Any
 from adapter_sdk.conformance.detached import stop_recorded_servers
 from adapter_sdk.conformance.diff import Difference, compare
 from adapter_sdk.conformance.drive import Exchange, run_exchange
+from adapter_sdk.conformance.fixture import FixtureState
 from adapter_sdk.conformance.transcript import (
     FIXTURE,
     WORKDIR,
@@ -39,28 +40,54 @@ class CaseResult:
 
 
 class CaseRun:
-    """A fresh scratch area for one run of one case: workdir and a fixture copy.
+    """The bindings for one run of one case, and the scratch area behind them.
 
-    Paths are resolved (a temporary directory may sit behind a symlink) so
-    that an adapter reporting a path back reports the bound one.
+    ``${WORKDIR}`` is a fresh folder. ``${FIXTURE}`` is the committed fixture
+    in place, as recorded; only a case declaring ``writable_fixture`` gets a
+    fresh copy. Paths are resolved (a temporary directory may sit behind a
+    symlink) so that an adapter reporting a path back reports the bound one.
+    :meth:`fixture_changes` names what the run changed in a fixture used in
+    place, which must be nothing.
     """
 
-    def __init__(self, case: str, fixture: Path | None) -> None:
+    def __init__(self, case: str, fixture: Path | None, *, writable_fixture: bool = False) -> None:
         self.root = Path(tempfile.mkdtemp(prefix=f"recall-conformance-{case}-")).resolve()
         self.workdir = self.root / "workdir"
         self.workdir.mkdir(mode=0o700)
         self.bindings = {WORKDIR: str(self.workdir)}
+        self._in_place: FixtureState | None = None
         if fixture is not None and fixture.is_dir():
-            copy = self.root / "fixture"
-            shutil.copytree(fixture, copy, symlinks=True)
-            self.bindings[FIXTURE] = str(copy)
+            if writable_fixture:
+                copy = self.root / "fixture"
+                shutil.copytree(fixture, copy, symlinks=True)
+                self.bindings[FIXTURE] = str(copy)
+            else:
+                self._in_place = FixtureState.read(fixture.resolve())
+                self.bindings[FIXTURE] = str(self._in_place.root)
+
+    def fixture_changes(self) -> list[str]:
+        """Paths the run added, removed or rewrote in the committed fixture."""
+        return self._in_place.changes() if self._in_place is not None else []
 
     def __enter__(self) -> CaseRun:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        stop_recorded_servers(self.root)  # a server the fixture's store started goes with it
+        # A server a store started goes with the run: the copy's, or one wrongly started in place.
+        stop_recorded_servers(self.root)
+        if self._in_place is not None:
+            stop_recorded_servers(self._in_place.root)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def fixture_changed(case: str, changes: list[str]) -> str:
+    """The failure for a run that wrote into a fixture it was given in place."""
+    shown = ", ".join(changes[:5]) + (f" and {len(changes) - 5} more" if len(changes) > 5 else "")
+    return (
+        f"case {case}: the adapter changed the committed fixture ({shown}); a fixture is read-only "
+        'to a case, and a case whose adapter must write into its location declares '
+        '"writable_fixture": true in its manifest to be given a copy'
+    )
 
 
 def replay_case(
@@ -80,7 +107,7 @@ def replay_case(
         transcript = load_case(case_dir)
     except ConformanceError as exc:
         return CaseResult(name, False, f"transcript defect: {exc}")
-    with CaseRun(name, transcript.fixture) as run:
+    with CaseRun(name, transcript.fixture, writable_fixture=transcript.manifest.writable_fixture) as run:
         try:
             requests = bind_requests(transcript, run.bindings)
         except ConformanceError as exc:
@@ -89,7 +116,13 @@ def replay_case(
             exchange = run_exchange(argv, requests, env=env, timeout=timeout)
         except OSError as exc:
             return CaseResult(name, False, f"cannot start adapter {' '.join(argv)!r}: {exc}")
-        return judge(transcript, exchange, run.bindings)
+        result = judge(transcript, exchange, run.bindings)
+    changes = run.fixture_changes()  # once any server the run started has stopped
+    if changes:
+        detail = fixture_changed(name, changes)
+        return CaseResult(name, False, f"{detail}\n{result.detail}" if not result.passed else detail,
+                          result.differences, result.stderr)
+    return result
 
 
 def replay_suite(

@@ -4,8 +4,11 @@ A case directory holds ``manifest.json`` (what the case proves and how to
 replay it), ``request.jsonl`` (frames to send, in order), ``response.jsonl``
 (frames the adapter wrote when recorded) and an optional ``fixture/`` with the
 source data. Requests carry ``${FIXTURE}`` and ``${WORKDIR}`` in place of
-machine paths; a harness binds them per run. The format is shared with other
-implementations of protocol v1, so suites recorded by either replay with either.
+machine paths; a harness binds them per run: ``${FIXTURE}`` to the committed
+``fixture/`` in place (read-only to the case; a manifest declaring
+``writable_fixture`` gets a fresh copy instead) and ``${WORKDIR}`` to a fresh
+empty folder. The format is shared with other implementations of protocol v1,
+so suites recorded by either replay with either.
 """
 
 from __future__ import annotations
@@ -55,9 +58,11 @@ class Manifest:
     placeholders: dict[str, str]
     volatile: list[str]
     responses: int
+    # the adapter writes into its location, so each run gets a fresh copy of fixture/
+    writable_fixture: bool = False
 
     def to_json(self) -> bytes:
-        document = {
+        document: dict[str, Any] = {
             "case": self.case,
             "description": self.description,
             "flow": self.flow,
@@ -65,6 +70,8 @@ class Manifest:
             "volatile": self.volatile,
             "responses": self.responses,
         }
+        if self.writable_fixture:
+            document["writable_fixture"] = True
         return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
 
 
@@ -103,6 +110,7 @@ def load_case(case_dir: Path) -> Transcript:
         placeholders=dict(document.get("placeholders") or {}),
         volatile=list(document.get("volatile") or []),
         responses=document.get("responses", -1),
+        writable_fixture=document.get("writable_fixture", False),
     )
     if manifest.case != name:
         raise ConformanceError(f"manifest names case {manifest.case!r}, directory is {name!r}")
@@ -115,6 +123,10 @@ def load_case(case_dir: Path) -> Transcript:
         )
     if not isinstance(manifest.responses, int) or manifest.responses < 0:
         raise ConformanceError(f"case {name}: responses must be a count >= 0, not {manifest.responses!r}")
+    if not isinstance(manifest.writable_fixture, bool):
+        raise ConformanceError(
+            f"case {name}: writable_fixture must be true or false, not {manifest.writable_fixture!r}"
+        )
     for pointer in manifest.volatile:
         try:
             parse_pointer(pointer)

@@ -32,6 +32,9 @@ _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _URL = re.compile(r"<?\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.IGNORECASE)
 # a web address written without its scheme: host.example.com/path
 _BARE_URL = re.compile(r"\b(?:[a-z0-9-]+\.)+[a-z]{2,}/\S*", re.IGNORECASE)
+# a quotation: a double-quoted, typographically quoted or backticked run closing within its paragraph
+_QUOTATION = re.compile(r'"[^"]*"|\u201c[^\u201d]*\u201d|`[^`]*`')
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 
 
@@ -137,6 +140,16 @@ def indexable(text: str) -> str:
     if "/" in text:
         text = _BARE_URL.sub(" ", text)
     return text
+
+
+def without_quotations(text: str) -> str:
+    """``text`` with its quotations blanked: what it says in its own words.
+
+    A quotation may wrap across lines but not reach the next paragraph; an
+    opening mark that never closes there (an apostrophe-like stray, an inch
+    mark) quotes nothing.
+    """
+    return "\n\n".join(_QUOTATION.sub(" ", paragraph) for paragraph in _PARAGRAPH_BREAK.split(text))
 
 
 def clip(text: str, limit: int) -> str:

@@ -259,6 +259,7 @@ class NotesAdapter(Adapter):
                 read_note=read_note,
                 term_counts=store,
                 ranker=ranker,
+                discount_quotations=self.settings.examples_quote_queries,
             )
             conn = store.conn()
             forget = cancellation.on_cancel(conn.interrupt)
@@ -424,6 +425,7 @@ class NotesAdapter(Adapter):
             generation=store.meta("generation"),
             read_note=snapshot.read_note,
             snapshot=snapshot.short,
+            discount_quotations=self.settings.examples_quote_queries,
         )
         candidates, diagnostics = run_search(store.conn(), params, context)
         diagnostics.update(

@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 
 from adapter_sdk.lexical import tokenize, unmark_words
 from adapter_sdk.markdown.chunking import indexable, parse_note
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.settings import NotesSettings
-
-# a quoted run within one line: what ``examples_quote_queries`` keeps out of the index
-_QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d|`[^`\n]*`')
 
 
 @dataclass(frozen=True)
@@ -109,10 +105,7 @@ def prepare_bytes(rel: str, data: bytes, settings: NotesSettings, known_digest: 
             chunk.ordinal, chunk.start_line, chunk.end_line, chunk.heading,
             json.dumps(chunk.heading_path), chunk.preview,
         ))
-        body = chunk.indexed_body
-        if settings.examples_quote_queries:
-            body = _QUOTED.sub(" ", body)
-        texts.append((unmark_words(chunk.title), indexable(body)))
+        texts.append((unmark_words(chunk.title), indexable(chunk.indexed_body)))
     stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     aliases = [*front.aliases, *settings.aliases_of(rel)]
     return PreparedNote(

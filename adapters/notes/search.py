@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from adapter_sdk.admission import admission_tiers
 from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
 from adapter_sdk.lexical import stemmed as stem_token
-from adapter_sdk.markdown.chunking import split_lines
+from adapter_sdk.markdown.chunking import split_lines, without_quotations
 from adapter_sdk.markdown.front_matter import normalize_reference
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
@@ -112,6 +112,8 @@ class SearchContext:
     term_counts: Store | None = None
     # ranks the pool instead of FTS5: given only when it holds exactly what the index does
     ranker: Ranker | None = None
+    # ``examples_quote_queries``: words a note quotes are found but do not count toward its relevance
+    discount_quotations: bool = False
 
     def locator(self, path: str, start: int, end: int) -> str:
         local = f"{path}#L{start}-L{end}"
@@ -461,6 +463,27 @@ def _measure(hit: Hit, terms: set[str]) -> None:
             hit.occurrences += count
 
 
+def _own_relevance(hit: Hit, weights: dict[str, float], query_weight: float) -> float:
+    """Relevance measured over the chunk's own words, its quotations left out.
+
+    A chunk that holds the query's words only inside quotations is about
+    something else (a page quoting example questions): it measures 0, and the
+    broker withholds it below the relevance floor, named, instead of letting
+    it compete with the record that answers.
+    """
+    own = tokenize_unmarked(hit.row["chunk_title"]) + tokenize_unmarked(without_quotations(hit.row["chunk_body"]))
+    if not own:
+        return 0.0
+    matched: set[str] = set()
+    occurrences = 0
+    for token, count in Counter(own).items():
+        token_stem = stemmed(token)
+        if token_stem in hit.matched:
+            matched.add(token_stem)
+            occurrences += count
+    return relevance(sum(weights[t] for t in matched), query_weight, occurrences, len(own))
+
+
 def _candidates(
     hits: list[Hit], weights: dict[str, float], identifier_coverage: dict[int, float],
     context: SearchContext,
@@ -483,8 +506,11 @@ def _candidates(
             kind = ExcerptKind.matched
             if excerpt is None:
                 excerpt, kind = row["preview"] or None, ExcerptKind.preview
-        matched_weight = sum(weights[t] for t in hit.matched)
-        lexical_relevance = relevance(matched_weight, query_weight, hit.occurrences, hit.length)
+        if context.discount_quotations:
+            lexical_relevance = _own_relevance(hit, weights, query_weight)
+        else:
+            matched_weight = sum(weights[t] for t in hit.matched)
+            lexical_relevance = relevance(matched_weight, query_weight, hit.occurrences, hit.length)
         if hit.named:
             lexical_relevance = max(
                 lexical_relevance, *(_field_relevance(name, weights) for name in _names(row))

@@ -62,7 +62,8 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "type": "boolean",
             "default": False,
             "description": "The notes quote example queries: text inside quotes or backticks "
-            "is not indexed, so a note that only cites a query's words does not match it.",
+            "is indexed and found, but does not count toward how much a note is about a query, "
+            "so a note that only cites a query's words is withheld below the relevance floor.",
         },
         "watch": {
             "type": "boolean",
@@ -101,7 +102,7 @@ class NotesSettings:
     exclude_dirs: tuple[str, ...] = DEFAULT_EXCLUDE_DIRS
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    examples_quote_queries: bool = False
+    examples_quote_queries: bool = False  # not in the digest: it changes how a match is measured
     git_snapshots: bool | None = None  # None: only at a work tree's root
     watch: bool = True
     ranker: str = "auto"  # not in the digest: the SQLite index is the same either way
@@ -111,7 +112,7 @@ class NotesSettings:
         """12 hex naming everything that changes what gets indexed."""
         blob = json.dumps([
             INDEXING_RULES, self.extensions, self.include, self.exclude, self.exclude_dirs, self.max_file_bytes,
-            self.aliases, self.examples_quote_queries,
+            self.aliases,
         ])
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 

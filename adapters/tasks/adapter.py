@@ -1,4 +1,4 @@
-"""The tasks adapter: a Taskwarrior data folder or a todo.txt file, searched live.
+"""The tasks adapter: a Taskwarrior data folder, a todo.txt file or the Tasks CLI's store, searched live.
 
 Each search reads the store's current state (through the snapshot cache, so
 an unchanged store is not re-exported), applies the request's filters and
@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import re
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ from adapter_sdk.protocol import (
 )
 from adapter_sdk.server import Adapter
 from adapters.tasks import render
-from adapters.tasks.config import SETTINGS_SCHEMA, TASKWARRIOR, TasksConfig, load_config
+from adapters.tasks.config import SETTINGS_SCHEMA, TASKS_CLI, TASKWARRIOR, TasksConfig, load_config
 from adapters.tasks.model import CLOSED_STATUSES, TaskRecord
 from adapters.tasks.query import TaskQuery, parse_query
 from adapters.tasks.ranking import (
@@ -60,6 +61,7 @@ from adapters.tasks.ranking import (
 from adapters.tasks.snapshot import Snapshot, SnapshotStore, Stemming
 
 if TYPE_CHECKING:
+    from adapters.tasks.taskscli import TasksCli
     from adapters.tasks.taskwarrior import TaskProgram
 
 ADAPTER_ID = "recall-tasks/1"
@@ -71,6 +73,13 @@ _TASKWARRIOR_LOCATOR = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 )
 _TODOTXT_LOCATOR = re.compile(r"[0-9a-f]{12}")
+_TASKS_CLI_LOCATOR = re.compile(r"[0-9a-f]{8}")
+_LOCATOR_FORMS = {
+    TASKWARRIOR: (_TASKWARRIOR_LOCATOR, "<source>:<uuid>"),
+    TASKS_CLI: (_TASKS_CLI_LOCATOR, "<source>:<8 hex Tasks id>"),
+}
+_TODOTXT_FORM = (_TODOTXT_LOCATOR, "<source>:<12 hex stable id>")
+_DISPLAY_NAMES = {TASKWARRIOR: "Tasks (Taskwarrior)", TASKS_CLI: "Tasks (Tasks CLI)"}
 STEMMING = Stemming(record_stems, STEMS_ANALYZER, stems_fit)  # what the snapshot cache keeps
 
 
@@ -78,6 +87,7 @@ class TasksAdapter(Adapter):
     def __init__(self) -> None:
         self.config: TasksConfig | None = None
         self.program: TaskProgram | None = None
+        self.cli: TasksCli | None = None
         self.store: SnapshotStore | None = None
         self._index: RecordIndex | None = None
 
@@ -98,9 +108,26 @@ class TasksAdapter(Adapter):
                 lambda _contents, timeout: (program.export(timeout), []),
                 STEMMING,
             )
-            requirements = [ExecutableRequirement(
+            requirements: list[ExecutableRequirement] | None = [ExecutableRequirement(
                 name="task", command=config.task_binary,
                 purpose="reads the Taskwarrior data folder with `task export`",
+            )]
+        elif config.mode == TASKS_CLI:
+            from adapters.tasks import taskscli
+
+            cli: TasksCli = (
+                taskscli.RecordedTasksCli(config.replay) if config.replay is not None
+                else taskscli.TasksProgram(config.binary, config.location)
+            )
+            self.cli = cli
+            self.store = SnapshotStore(
+                cli.data_files(), config.workdir, config.store_identity,
+                lambda _contents, timeout: (taskscli.read_tasks(cli, timeout), []),
+                STEMMING,
+            )
+            requirements = None if config.replay is not None else [ExecutableRequirement(
+                name="tasks", command=config.binary,
+                purpose="reads the Tasks CLI's store with `tasks list --json` and `tasks show`",
             )]
         else:
             from adapters.tasks.todotxt import DONE_FILE
@@ -116,11 +143,12 @@ class TasksAdapter(Adapter):
         return Manifest(
             protocol_version=1,
             adapter_id=ADAPTER_ID,
-            display_name="Tasks (Taskwarrior)" if config.mode == TASKWARRIOR else "Tasks (todo.txt)",
+            display_name=_DISPLAY_NAMES.get(config.mode, "Tasks (todo.txt)"),
             record_types=[RECORD_TYPE],
             query_modes=[QueryMode.exact, QueryMode.lexical, QueryMode.structured],
             freshness_modes=[FreshnessMode.live],
-            as_of_support=AsOfSupport.filter,
+            # the Tasks CLI keeps no record history: no entry or end instant to filter on
+            as_of_support=AsOfSupport.none if config.mode == TASKS_CLI else AsOfSupport.filter,
             relevance_basis=RelevanceBasis.lexical_span,
             capabilities=[Capability.search, Capability.expand],
             sensitivity=Sensitivity.internal,
@@ -211,14 +239,9 @@ class TasksAdapter(Adapter):
 
     def expand(self, params: ExpandParams) -> ExpandResult:
         local = params.locator.split(":", 1)[1]
-        pattern = _TASKWARRIOR_LOCATOR if self._config.mode == TASKWARRIOR else _TODOTXT_LOCATOR
+        pattern, form = _LOCATOR_FORMS.get(self._config.mode, _TODOTXT_FORM)
         if not pattern.fullmatch(local):
-            raise RpcError(
-                ErrorCode.locator_unknown,
-                f"{params.locator!r} does not name a task: expected "
-                + ("<source>:<uuid>" if self._config.mode == TASKWARRIOR
-                   else "<source>:<12 hex stable id>"),
-            )
+            raise RpcError(ErrorCode.locator_unknown, f"{params.locator!r} does not name a task: expected {form}")
         if 0 < params.budget_bytes < MIN_BUDGET_BYTES:
             raise RpcError(
                 ErrorCode.budget_exceeded,
@@ -227,6 +250,12 @@ class TasksAdapter(Adapter):
             )
         snapshot = self._snapshot(params.deadline)
         record = next((r for r in snapshot.records if r.record_id == local), None)
+        if record is not None and self.cli is not None:  # its notes are only in `tasks show`
+            from adapters.tasks.taskscli import read_task
+
+            shown = read_task(self.cli, local, _seconds_left(params.deadline))
+            record = replace(shown, project=shown.project or record.project,
+                             projects=shown.projects or record.projects) if shown else None
         if record is None:
             raise RpcError(
                 ErrorCode.locator_expired,
@@ -271,6 +300,10 @@ class TasksAdapter(Adapter):
                 diagnostics["task_binary"] = config.task_binary
                 diagnostics["task_version"] = self.program.version(_seconds_left(params.deadline))
             snapshot = self._snapshot(params.deadline)
+            if self.cli is not None:
+                from adapters.tasks.taskscli import check
+
+                diagnostics["check"] = check(self.cli, _seconds_left(params.deadline))
         except RpcError as exc:
             if exc.code == ErrorCode.deadline_exceeded:
                 raise
@@ -313,6 +346,8 @@ class TasksAdapter(Adapter):
         if self.program is not None:
             self.program.resolve()  # a missing program fails even when the cache could answer
             self.program.require_data_folder()
+        elif self.cli is not None:
+            self.cli.require()
         else:
             _require_todo_file(self._config.location)
         try:
@@ -332,14 +367,16 @@ class TasksAdapter(Adapter):
 
     def _store_diagnostics(self, snapshot: Snapshot) -> dict[str, Any]:
         assert self.store is not None
-        counter = "exports_run" if self.program is not None else "parses_run"
+        counter = "exports_run" if self.program is not None else (
+            "listings_run" if self.cli is not None else "parses_run"
+        )
         diagnostics: dict[str, Any] = {
             "mode": self._config.mode,
             "record_count": len(snapshot.records),
             "snapshot": snapshot.basis,
             counter: self.store.loads,
         }
-        if self.program is None:
+        if self.program is None and self.cli is None:
             diagnostics["unparsed_lines"] = len(snapshot.unparsed_lines)
         return diagnostics
 

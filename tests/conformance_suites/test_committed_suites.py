@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from adapter_sdk.conformance import case_dirs, replay_case
+from adapter_sdk.conformance.fixture import FixtureState
 from broker.config.init import semantic_extra_missing
 
 from .database_suites import suite_environment
@@ -53,12 +54,14 @@ def test_committed_suite_replays_as_recorded(adapter: str, request: pytest.Fixtu
         pytest.skip(f"{adapter} needs {', '.join(missing)} (an optional extra)")
     argv = [sys.executable, "-m", f"adapters.{adapter}"]
     env = suite_environment(TRANSCRIPTS / adapter, request)
+    committed = FixtureState.read(TRANSCRIPTS / adapter)
     failures = []
     for case in case_dirs(TRANSCRIPTS / adapter):
         result = replay_case(case, argv, env=env)  # stops any server the case's store started
         if not result.passed:
             failures.append(result.detail)
     assert failures == []
+    assert committed.changes() == []  # fixtures are read in place: the replay left every byte as it was
 
 
 @pytest.mark.parametrize("adapter", committed_suites())

@@ -513,18 +513,24 @@ def test_aliases_setting_refuses_paths_outside_the_folder(
     assert refused.value.code == -32602
 
 
-def test_examples_quote_queries_keeps_quoted_examples_out_of_the_index(
+def test_examples_quote_queries_finds_a_quoted_example_but_measures_it_irrelevant(
     process: NotesProcess, notes_dir: Path, workdir: Path
 ) -> None:
-    write_note(notes_dir, "howto/search.md", '# Searching\n\nTry a query such as "flamingo budget".\n')
+    """A page quoting an example question is indexed and found, at relevance 0, so the broker
+    withholds it below the relevance floor, named, instead of ranking it beside the answer."""
+    write_note(notes_dir, "howto/search.md", '# Searching\n\nTry a query such as "what is the\n'
+               'flamingo budget", or `flamingo budget` alone.\n')
     write_note(notes_dir, "finance/birds.md", "# Birds\n\nThe flamingo budget was approved.\n")
     process.initialize(str(notes_dir), str(workdir))
-    assert {c["source_record_id"] for c in process.search("flamingo budget")["candidates"]} == {
-        "howto/search.md", "finance/birds.md"
-    }
+    plain = {c["source_record_id"]: c["relevance"] for c in process.search("flamingo budget")["candidates"]}
+    assert set(plain) == {"howto/search.md", "finance/birds.md"} and plain["howto/search.md"] > 0
+
     process.initialize(str(notes_dir), str(workdir), {"examples_quote_queries": True})
-    found = process.search("flamingo budget")["candidates"]
-    assert [c["source_record_id"] for c in found] == ["finance/birds.md"]
+    found = {c["source_record_id"]: c for c in process.search("flamingo budget")["candidates"]}
+    assert set(found) == {"howto/search.md", "finance/birds.md"}
+    assert found["howto/search.md"]["relevance"] == 0
+    assert "flamingo budget" in found["howto/search.md"]["excerpt"]
+    assert found["finance/birds.md"]["relevance"] == plain["finance/birds.md"] > 0
 
 
 def test_a_word_only_inside_web_addresses_does_not_find_the_note(
