@@ -6,8 +6,8 @@ An adapter starts with a defined environment, never the whole of the broker's:
   ``RECALL_*`` variable but the three that choose how a command is run
   (:data:`TRANSPORT_NAMES`);
 * the variables its registration declares: a built-in adapter's are in
-  :data:`BUILTIN_PASS_ENV` (libpq's ``PG*`` for postgres, ``TASKRC`` and
-  ``TASKDATA`` for tasks, ...), a registered adapter's in its ``pass_env``;
+  :data:`BUILTIN_PASS_ENV` (libpq's ``PG*`` for postgres, the proxy variables for
+  gmail, ...), a registered adapter's in its ``pass_env``;
 * the variables its source declares: the source's ``pass_env``, and the variable
   named by each setting whose name ends in ``_env`` (postgres' ``dsn_env``,
   the event store's ``backend_key_env``);
@@ -62,11 +62,13 @@ HTTP_CLIENT_NAMES = (
     "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
     "all_proxy", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
 )  # fmt: skip
-# What each built-in adapter reads besides the base (and its settings' ``*_env``).
+# What each built-in adapter reads besides the base (and its settings' ``*_env``). The
+# tasks adapter runs ``task`` with ``TASKRC=/dev/null`` and without ``TASKDATA``, so
+# neither can change its answer, and it is given neither.
 BUILTIN_PASS_ENV: dict[str, tuple[str, ...]] = {
     "notes": (),
     "semantic": (),
-    "tasks": ("TASKRC", "TASKDATA"),
+    "tasks": (),
     "postgres": LIBPQ_NAMES,
     "gmail": HTTP_CLIENT_NAMES,
     "eventstore": HTTP_CLIENT_NAMES,
