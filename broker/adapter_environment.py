@@ -139,8 +139,14 @@ def configuration_texts(config_home: str, project_file: str) -> list[str]:
     texts = []
     for path in paths:
         try:
-            with open(path, "rb") as file:
-                texts.append(file.read(MAX_CONFIG_BYTES).decode("utf-8", "surrogateescape"))
+            descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             continue
+        try:
+            size = min(os.fstat(descriptor).st_size, MAX_CONFIG_BYTES)
+            texts.append(os.read(descriptor, size).decode("utf-8", "surrogateescape"))
+        except OSError:
+            continue
+        finally:
+            os.close(descriptor)
     return texts
