@@ -99,7 +99,8 @@ def start(
     wanted = key(source_uid, argv, env, workdir, cwd, pass_env)
     if not argv or not argv[0]:
         return
-    launched = _started.get(wanted) or _launched(argv, adapter_environment(os.environ, pass_env, env), workdir, cwd, greeting)
+    environment = adapter_environment(os.environ, pass_env, env)
+    launched = _started.get(wanted) or _launched(argv, environment, workdir, cwd, greeting)
     if launched is None:
         return
     _started[wanted] = launched
