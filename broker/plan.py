@@ -163,6 +163,7 @@ def adapter_spec(config: Config, profile: str, source: SourceConfig) -> AdapterS
         env=dict(registration.env),
         workdir=config.workdir(profile, source.source_uid),
         init_params=init_params(config, profile, source),
+        pass_env=config.pass_env(source),
     )
 
 

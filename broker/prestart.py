@@ -28,8 +28,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-# (source_uid, argv, env, workdir, cwd): what a spawn must be asked for to adopt a process
-Key = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None]
+from broker import lifeline
+from broker.adapter_environment import adapter_environment
+
+# (source_uid, argv, env, workdir, cwd, pass_env): what a spawn must be asked for to adopt
+# a process
+Key = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None, tuple[str, ...]]
 DISCARD_WAIT = 2.0
 # A pipe holds at least a page, so this much is written at once, whether or not the
 # adapter reads yet; more could wait on an adapter that never reads: a longer greeting
@@ -56,8 +60,11 @@ class Launched:
 _started: dict[Key, Launched] = {}
 
 
-def key(source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None) -> Key:
-    return (source_uid, tuple(argv), tuple(sorted(env.items())), str(workdir), cwd)
+def key(
+    source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
+    pass_env: Sequence[str] = (),
+) -> Key:
+    return (source_uid, tuple(argv), tuple(sorted(env.items())), str(workdir), cwd, tuple(pass_env))
 
 
 def resolve_command(command: str, env: Mapping[str, str]) -> str | None:
@@ -69,27 +76,31 @@ def resolve_command(command: str, env: Mapping[str, str]) -> str | None:
 
 
 def launch(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str | None) -> subprocess.Popen[bytes]:
-    """Start ``command`` with ``argv[1:]`` in a session of its own, so its process group
-    holds everything it starts; raises OSError when it cannot be started."""
+    """Start ``command`` with ``argv[1:]`` and exactly the environment ``env`` (made by
+    :func:`broker.adapter_environment.adapter_environment`) in a session of its own, so
+    its process group holds everything it starts, killed when this process dies
+    (:mod:`broker.lifeline`); raises OSError when it cannot be started."""
     return subprocess.Popen(
         [command, *argv[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, env=dict(env), cwd=cwd, start_new_session=True, bufsize=0,
+        preexec_fn=lifeline.death_hook(),
     )
 
 
 def start(
     source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
-    greeting: bytes = b"", ahead: Ahead | None = None,
+    greeting: bytes = b"", ahead: Ahead | None = None, pass_env: Sequence[str] = (),
 ) -> None:
     """Launch one source's adapter ahead of its spawn, unless one is launched for it
     already, and write it ``greeting`` (its handshake request, if given) and then
     ``ahead`` (a request framed under :data:`AHEAD_ID`, if given, once). Anything
     that stops it (no such program, a workdir that cannot be made, an adapter gone
     before it was greeted) is left for the spawn to meet and report."""
-    wanted = key(source_uid, argv, env, workdir, cwd)
+    wanted = key(source_uid, argv, env, workdir, cwd, pass_env)
     if not argv or not argv[0]:
         return
-    launched = _started.get(wanted) or _launched(argv, env, workdir, cwd, greeting)
+    environment = adapter_environment(os.environ, pass_env, env)
+    launched = _started.get(wanted) or _launched(argv, environment, workdir, cwd, greeting)
     if launched is None:
         return
     _started[wanted] = launched
@@ -106,11 +117,10 @@ def start(
 
 
 def _launched(
-    argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None, greeting: bytes
+    argv: Sequence[str], environment: Mapping[str, str], workdir: Path | str, cwd: str | None, greeting: bytes
 ) -> Launched | None:
     if len(greeting) > MAX_GREETING_BYTES:
         greeting = b""  # launched all the same; its spawn writes the handshake
-    environment = {**os.environ, **env}
     command = resolve_command(argv[0], environment)
     if command is None:
         return None

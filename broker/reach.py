@@ -60,8 +60,8 @@ def init_params(config: Config, profile: str, source: SourceConfig) -> Initializ
     )
 
 
-# (source_uid, argv, env, workdir, cwd, greeting): one call of broker.prestart.start
-Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None, bytes]
+# (source_uid, argv, env, workdir, cwd, greeting, pass_env): one call of broker.prestart.start
+Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None, bytes, tuple[str, ...]]
 
 
 def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
@@ -83,13 +83,14 @@ def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
         # (``broker.project_settings``): it is launched, and greeted by its spawn
         greeting = b"" if source.project_declared else handshake_frame(params)
         env = tuple(sorted(registration.env.items()))
-        launches.append((source.source_uid, tuple(registration.argv), env, params.workdir, None, greeting))
+        pass_env = config.pass_env(source)
+        launches.append((source.source_uid, tuple(registration.argv), env, params.workdir, None, greeting, pass_env))
         # the probe the plan makes first (``broker.plan.consider``), under a deadline no
         # later than the one the plan gives it: started now, the plan starts later
         own_ms = min(source.timeout_ms, budget_ms - config.defaults.fusion_reserve_ms)
         probe = HealthParams(deadline=now + timedelta(milliseconds=own_ms))
         frame = encode_frame(request_frame(prestart.AHEAD_ID, Method.health, probe.to_wire()))
         prestart.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting,
-                       ahead=(Method.health, probe, frame))
+                       ahead=(Method.health, probe, frame), pass_env=pass_env)
     return launches
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from broker.adapter_environment import BUILTIN_PASS_ENV
 from broker.config.model import BUILTIN, AdapterRegistration
 
 BUILTIN_FRESHNESS: dict[str, list[str]] = {
@@ -16,7 +17,6 @@ BUILTIN_FRESHNESS: dict[str, list[str]] = {
 }
 # Built-ins that read with the user's credentials: an OAuth token, a database key.
 CREDENTIAL_ADAPTERS = frozenset({"gmail", "eventstore", "postgres"})
-
 
 
 def inferred_freshness(adapter: str, location: str | None) -> str | None:
@@ -50,6 +50,7 @@ def builtin_registrations() -> dict[str, AdapterRegistration]:
             conformance=None,
             origin=BUILTIN,
             holds_credentials=name in CREDENTIAL_ADAPTERS,
+            pass_env=BUILTIN_PASS_ENV[name],
         )
         for name, modes in BUILTIN_FRESHNESS.items()
     }

@@ -57,6 +57,7 @@ def _source(source: SourceConfig) -> dict[str, Any]:
         "source_id": _field(source.source_id, o("source_id")),
         "source_uid": _field(source.source_uid, o("source_uid")),
         "timeout_ms": _field(source.timeout_ms, o("timeout_ms")),
+        "pass_env": _field(list(source.pass_env), o("pass_env")),
     }
     return {
         "source_uid": source.source_uid,
@@ -88,6 +89,7 @@ def _adapter(adapter: AdapterRegistration) -> dict[str, Any]:
         "builtin": adapter.builtin,
         "argv": adapter.argv,
         "env": dict(sorted(adapter.env.items())),
+        "pass_env": list(adapter.pass_env),
         "freshness_modes": adapter.freshness_modes,
         "conformance": str(adapter.conformance) if adapter.conformance else None,
         "holds_credentials": adapter.holds_credentials,
@@ -205,6 +207,8 @@ def render_explanation(data: dict[str, Any]) -> str:
         parts = [f"  {adapter['name'].ljust(name_width)}  {kind}  argv {_value(adapter['argv'])}"]
         if adapter["env"]:
             parts.append(f"env {_value(adapter['env'])}")
+        if adapter["pass_env"]:
+            parts.append(f"pass_env {','.join(adapter['pass_env'])}")
         parts.append(f"freshness {','.join(adapter['freshness_modes'])}")
         if adapter["conformance"]:
             parts.append(f"conformance {adapter['conformance']}")

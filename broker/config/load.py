@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from broker.adapter_environment import named_by_settings, quoted_words
 from broker.config.locations import find_project_file, xdg_base
 from broker.config.merge import build_config
 from broker.config.model import Config, ConfigFile, Layer, Paths
@@ -27,18 +28,17 @@ def _parse(text: str, file: Path, problems: Problems) -> dict[str, Any] | None:
         return None
 
 
-def _read_file(file: Path, problems: Problems) -> dict[str, Any] | None:
+def _read_text(file: Path, problems: Problems) -> str | None:
     try:
         data = file.read_bytes()
     except OSError as err:
         problems.add(file, None, f"cannot read configuration file: {err.strerror or err}")
         return None
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as err:
         problems.add(file, None, f"not valid UTF-8 (byte {err.start})")
         return None
-    return _parse(text, file, problems)
 
 
 class _Layers:
@@ -49,12 +49,17 @@ class _Layers:
         self.home = home
         self.files: list[ConfigFile] = []
         self.unreadable = False
+        self.quoted: set[str] = set()  # every quoted word of every file read
 
     def read(
         self, file: Path, layer: Layer, *, text: str | None = None, adapters_only: bool = False
     ) -> Document | None:
-        raw = _read_file(file, self.problems) if text is None else _parse(text, file, self.problems)
+        if text is None:
+            text = _read_text(file, self.problems)
+        raw = None if text is None else _parse(text, file, self.problems)
         self.files.append(ConfigFile(layer, file))
+        if text is not None:
+            self.quoted |= quoted_words(text)
         if raw is None:
             self.unreadable = True
             return None
@@ -131,7 +136,7 @@ def load_config(
         cache_root=roots[1],
         project_file=project_file,
     )
-    return build_config(
+    config = build_config(
         user,
         adapter_files,
         project,
@@ -140,6 +145,8 @@ def load_config(
         home=home,
         problems=problems,
     )
+    _check_declared_names(config, layers.quoted, problems)
+    return config
 
 
 def config_from_text(
@@ -166,6 +173,30 @@ def config_from_text(
         state_root=roots[0],
         cache_root=roots[1],
     )
-    return build_config(
+    config = build_config(
         user, [], None, paths=paths, files=layers.files, home=home, problems=problems
     )
+    _check_declared_names(config, layers.quoted, problems)
+    return config
+
+
+def _check_declared_names(config: Config, quoted: set[str], problems: Problems) -> None:
+    """Refuse a name that decides what an adapter sees, a variable's or a built-in
+    adapter's, unless its file spells it as a plain quoted string: the resident broker's
+    key, made without parsing the files, would miss it (:mod:`broker.adapter_environment`)."""
+    for source in config.sources:
+        registration = config.adapter_for(source)
+        written = [*source.pass_env, *named_by_settings(source.settings)]
+        if registration.builtin:
+            written += [registration.name] if registration.pass_env else []
+        else:
+            written += registration.pass_env
+        for name in dict.fromkeys(written):
+            if name not in quoted:
+                problems.add(
+                    source.declared_in.file, source.declared_key,
+                    f"{name!r} must be written as a plain quoted string (\"{name}\"), without "
+                    "escapes: it decides which environment variables an adapter sees",
+                    source_id=source.source_id,
+                )
+    problems.raise_if_any()

@@ -112,6 +112,7 @@ class _Merge:
                     conformance=values.get("conformance"),
                     origin=declared.origin,
                     holds_credentials=values.get("holds_credentials", False),
+                    pass_env=tuple(values.get("pass_env", ())),
                 )
 
     def project_opt_ins(self, user: Document | None) -> None:
@@ -291,6 +292,7 @@ class _Merge:
             declared_in=declared.origin,
             declared_key=declared.key_prefix,
             origins=origins,
+            pass_env=tuple(values.get("pass_env", ())),
         )
 
     def _adapter(self, source: _Source) -> AdapterRegistration | None:

@@ -84,6 +84,7 @@ class SourceConfig:
     location_kind_explicit: bool = False
     declared_in: Origin = DEFAULT
     declared_key: str = ""  # the table that declared it, such as ``sources[2]``
+    pass_env: tuple[str, ...] = ()  # variables its adapter sees besides the registration's
     origins: dict[str, Origin] = field(default_factory=dict, repr=False, compare=False)
 
     def origin(self, key: str) -> Origin:
@@ -110,7 +111,11 @@ class Profile:
 
 @dataclass
 class AdapterRegistration:
-    """How to start an adapter: its program, environment and declared freshness modes."""
+    """How to start an adapter: its program, environment and declared freshness modes.
+
+    ``env`` sets variables; ``pass_env`` names those it sees from the environment
+    recall was started in, besides the base every adapter sees
+    (:mod:`broker.adapter_environment`)."""
 
     name: str
     builtin: bool
@@ -121,6 +126,7 @@ class AdapterRegistration:
     origin: Origin = BUILTIN
     # a project may add a source of it only when the user opted that project in
     holds_credentials: bool = False
+    pass_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,14 @@ class Config:
         from broker.config.builtins import canonical_adapter_name
 
         return self.adapters[canonical_adapter_name(source.adapter)]
+
+    def pass_env(self, source: SourceConfig) -> tuple[str, ...]:
+        """The variables ``source``'s adapter sees besides the base: its registration's,
+        the source's own ``pass_env``, and those its ``*_env`` settings name."""
+        from broker.adapter_environment import named_by_settings
+
+        declared = (*self.adapter_for(source).pass_env, *source.pass_env, *named_by_settings(source.settings))
+        return tuple(dict.fromkeys(declared))
 
     def state_dir(self, profile: str) -> Path:
         return self.paths.state_root / profile

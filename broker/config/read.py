@@ -154,6 +154,11 @@ def _command(value: str) -> str | None:
     )
 
 
+def _env_names(value: list[str]) -> str | None:
+    wrong = [name for name in value if not _ENV_NAME.fullmatch(name)]
+    return f"{', '.join(map(repr, wrong))}: not a valid environment variable name" if wrong else None
+
+
 def _env(value: dict[str, Any]) -> str | None:
     for name, item in value.items():
         if not _ENV_NAME.fullmatch(name):
@@ -199,6 +204,7 @@ SOURCE_FIELDS = {
     "sensitivity": Field(STRING, (_one_of(SENSITIVITIES),)),
     "timeout_ms": Field(INTEGER, (_at_least(1, " (a source needs time to answer)"),)),
     "settings": Field(TABLE),
+    "pass_env": Field(STRINGS, (_env_names, _unique)),
 }
 
 PROFILE_FIELDS = {
@@ -221,6 +227,7 @@ ADAPTER_FIELDS = {
     "command": Field(STRING, (_command,)),
     "args": Field(STRINGS),
     "env": Field(TABLE, (_env,)),
+    "pass_env": Field(STRINGS, (_env_names, _unique)),
     "freshness_modes": Field(STRINGS, (_unique,)),
     "conformance": Field(STRING, (_not_empty,)),
     "holds_credentials": Field(BOOLEAN),

@@ -36,6 +36,7 @@ from adapter_sdk.protocol import (
     request_frame,
 )
 from broker import prestart
+from broker.adapter_environment import adapter_environment
 from broker.supervise.failure import AdapterFailure, FailureReason
 from broker.supervise.pipes import PipeProcess, PipeReceiveStream
 
@@ -49,7 +50,10 @@ _READ_CHUNK = 1 << 16
 
 @dataclass(frozen=True)
 class AdapterSpec:
-    """How to start one source's adapter and what to tell it at the handshake."""
+    """How to start one source's adapter and what to tell it at the handshake.
+
+    The adapter sees the base environment, the variables ``pass_env`` names and the
+    values ``env`` sets, nothing else (:mod:`broker.adapter_environment`)."""
 
     source_uid: str
     source_id: str
@@ -58,6 +62,7 @@ class AdapterSpec:
     workdir: Path
     init_params: InitializeParams
     cwd: str | None = None
+    pass_env: tuple[str, ...] = ()
 
 
 @dataclass
@@ -395,11 +400,13 @@ async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> Adapte
     started for this very spec, greeted with its handshake or not at all,
     ``broker.prestart``); its readers run in ``tasks``."""
     greeting = handshake_frame(spec.init_params)
-    launched = prestart.take(prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd), greeting)
+    launched = prestart.take(
+        prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd, spec.pass_env), greeting
+    )
     if launched is not None:
         popen, started_ns = launched.process, launched.started_ns
     else:
-        env = {**os.environ, **spec.env}
+        env = adapter_environment(os.environ, spec.pass_env, spec.env)
         command = _resolve_command(spec, env)
         try:
             spec.workdir.mkdir(mode=0o700, parents=True, exist_ok=True)

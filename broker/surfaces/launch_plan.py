@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from broker.config import Config
     from broker.reach import Launch
 
-FORMAT = "recall-launch-plan/2"
+FORMAT = "recall-launch-plan/3"
 SHAPE_FLAGS = ("--profile", "--scope")
 # a command line with one of these does not run a local broker, or runs none at all
 NOT_LOCAL = ("--server", "--auth-token-env", "--help", "-h")
@@ -68,8 +68,8 @@ class Plan:
         files, launches = parsed
         if any(file_state(path) != state for path, state in files):
             return 0
-        for source_uid, argv, env, workdir, cwd, greeting in launches:
-            prestart.start(source_uid, argv, dict(env), workdir, cwd, greeting)
+        for source_uid, argv, env, workdir, cwd, greeting, pass_env in launches:
+            prestart.start(source_uid, argv, dict(env), workdir, cwd, greeting, pass_env=pass_env)
         return len(launches)
 
     def keep(self, config: Config, launches: list[Launch]) -> None:
@@ -131,12 +131,13 @@ def encode(files: Iterable[tuple[str, str]], launches: Iterable[Launch]) -> byte
     for path, state in files:
         fields += [path, state]
     fields.append(str(len(launches)))
-    for source_uid, argv, env, workdir, cwd, greeting in launches:
+    for source_uid, argv, env, workdir, cwd, greeting, pass_env in launches:
         fields += [source_uid, workdir, "" if cwd is None else "=" + cwd, str(len(argv)), *argv]
         fields.append(str(len(env)))
         for name, value in env:
             fields += [name, value]
         fields.append(greeting.decode("utf-8", "surrogateescape"))
+        fields += [str(len(pass_env)), *pass_env]
     return "\0".join(fields).encode("utf-8", "surrogateescape")
 
 
@@ -155,7 +156,8 @@ def decode(data: bytes) -> tuple[list[tuple[str, str]], list[Launch]] | None:
             argv = tuple([next(fields) for _ in range(int(next(fields)))])
             env = tuple([(next(fields), next(fields)) for _ in range(int(next(fields)))])
             greeting = next(fields).encode("utf-8", "surrogateescape")
-            launches.append((source_uid, argv, env, workdir, cwd[1:] if cwd else None, greeting))
+            pass_env = tuple([next(fields) for _ in range(int(next(fields)))])
+            launches.append((source_uid, argv, env, workdir, cwd[1:] if cwd else None, greeting, pass_env))
     except (StopIteration, ValueError):
         return None
     if next(fields, None) is not None:

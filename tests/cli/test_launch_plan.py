@@ -127,8 +127,8 @@ def test_a_process_the_plan_started_that_the_query_does_not_ask_for_is_ended(tmp
     assert found is not None
     files, launches = found
     stray_log = tmp_path / "stray.log"
-    uid, argv, adapter_env, workdir, cwd, greeting = launches[0]
-    stray = (uid, (argv[0], argv[1], str(stray_log)), adapter_env, workdir, cwd, greeting)
+    uid, argv, adapter_env, workdir, cwd, greeting, pass_env = launches[0]
+    stray = (uid, (argv[0], argv[1], str(stray_log)), adapter_env, workdir, cwd, greeting, pass_env)
     Path(plan.path).write_bytes(launch_plan.encode(files, [stray]))
 
     done = _query(tmp_path, env, *QUESTION)
@@ -164,8 +164,9 @@ def test_a_plan_reads_back_exactly_what_was_written() -> None:
     files = [("/home/u/.config/recall/config.toml", "1:2:3"), ("/home/u/recall.toml", "-")]
     launches = [
         ("UID1", ("/usr/bin/python3", "-m", "adapters.notes"), (("A", "line one\nline two"), ("B", "")),
-         "/state/a", None, b'{"jsonrpc":"2.0","id":1,"method":"recall/initialize","params":{}}\n'),
-        ("UID2", ("tasks adapter",), (), "/state/b", "/some where", b""),
+         "/state/a", None, b'{"jsonrpc":"2.0","id":1,"method":"recall/initialize","params":{}}\n',
+         ("PGUSER", "PGSERVICE")),
+        ("UID2", ("tasks adapter",), (), "/state/b", "/some where", b"", ()),
     ]
     data = launch_plan.encode(files, launches)
     assert launch_plan.decode(data) == (files, launches)

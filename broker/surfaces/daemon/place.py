@@ -28,6 +28,8 @@ import os
 import stat
 import sys
 
+from broker.adapter_environment import configuration_texts, key_environment
+
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -36,12 +38,6 @@ RUNTIME_FOLDER = "recall"
 PROJECT_FILE_NAME = "recall.toml"
 SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with its terminating NUL
 KEY_LENGTH = 20
-
-# What adapters inherit that can change an answer; volatile shell variables are left out.
-ENVIRONMENT_NAMES = ("PATH", "HOME", "TZ", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH")
-ENVIRONMENT_PREFIX = "RECALL_"
-# These choose how a command is run, not what it answers.
-TRANSPORT_NAMES = frozenset({"RECALL_DAEMON", "RECALL_DAEMON_IDLE_SECONDS", "RECALL_SERVER"})
 
 
 class UnusablePlace(Exception):
@@ -202,19 +198,17 @@ def modified_at(path: str) -> float | None:
 
 def configuration_key(environ: Mapping[str, str], cwd: str) -> str:
     home = environ.get("HOME", "")
+    config_home = _xdg(environ, "XDG_CONFIG_HOME", ".config", home)
+    project = nearest_project_file(cwd)
     identity = (
-        ("config", _xdg(environ, "XDG_CONFIG_HOME", ".config", home)),
+        ("config", config_home),
         ("state", _xdg(environ, "XDG_STATE_HOME", ".local/state", home)),
         ("cache", _xdg(environ, "XDG_CACHE_HOME", ".cache", home)),
-        ("project", nearest_project_file(cwd)),
+        ("project", project),
         ("interpreter", sys.executable),
         ("code", os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-        ("environment", tuple(sorted(
-            (name, value)
-            for name, value in environ.items()
-            if (name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIX))
-            and name not in TRANSPORT_NAMES
-        ))),
+        # every variable an adapter of this configuration may see (broker.adapter_environment)
+        ("environment", key_environment(environ, configuration_texts(config_home, project))),
     )
     # repr of strings in tuples names each value unambiguously (no json: see client.py)
     return sha256_hex(repr(identity).encode("utf-8", "surrogateescape"))[:KEY_LENGTH]
