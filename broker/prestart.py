@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from broker import lifeline
+from broker import parent_death
 from broker.adapter_environment import adapter_environment
 
 # (source_uid, argv, env, workdir, cwd, pass_env): what a spawn must be asked for to adopt
@@ -79,11 +79,11 @@ def launch(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str |
     """Start ``command`` with ``argv[1:]`` and exactly the environment ``env`` (made by
     :func:`broker.adapter_environment.adapter_environment`) in a session of its own, so
     its process group holds everything it starts, killed when this process dies
-    (:mod:`broker.lifeline`); raises OSError when it cannot be started."""
+    (:mod:`broker.parent_death`); raises OSError when it cannot be started."""
     return subprocess.Popen(
         [command, *argv[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, env=dict(env), cwd=cwd, start_new_session=True, bufsize=0,
-        preexec_fn=lifeline.death_hook(),
+        preexec_fn=parent_death.death_hook(),
     )
 
 
