@@ -1,4 +1,4 @@
-"""Take the README's screenshot of the search page: a real search over the bundled sample.
+"""Take the user guide's screenshot of the search page: a real search over the bundled sample.
 
 Usage: .venv/bin/python scripts/page-screenshot.py [OUT.png [QUESTION]]
 (default docs/images/page-search.png and a question about the backup tool decision)
