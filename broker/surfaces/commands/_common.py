@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from broker.environment import DAEMON_ENV, SERVER_ENV
 from broker.errors import UsageError
 
 if TYPE_CHECKING:
@@ -23,9 +24,6 @@ def add_profile(parser: argparse.ArgumentParser) -> None:
 
 def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for programs")
-
-
-SERVER_ENV = "RECALL_SERVER"
 
 
 def add_server(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +45,7 @@ def add_server(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-daemon",
         action="store_true",
-        help="run in this process, not in the resident broker (also RECALL_DAEMON=0)",
+        help=f"run in this process, not in the resident broker (also {DAEMON_ENV}=0)",
     )
 
 

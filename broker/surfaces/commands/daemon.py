@@ -8,13 +8,14 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from broker.environment import DAEMON_ENV, DAEMON_IDLE_ENV
 from broker.surfaces.commands._common import add_json, print_json
 
 if TYPE_CHECKING:
     from broker.surfaces.daemon.place import Place
 
 HELP = "show, start or stop the resident broker commands start on demand"
-DESCRIPTION = """Show, start or stop the resident broker of this configuration.
+DESCRIPTION = f"""Show, start or stop the resident broker of this configuration.
 
 'recall query', 'expand', 'sources', 'refresh', 'hook' and 'sidecar-plugin'
 run in a background broker that keeps adapters warm between commands. When
@@ -22,10 +23,10 @@ none runs, such a command runs in process and starts one as it ends, for the
 commands after it. The broker listens on a Unix socket only this user can open (in
 $XDG_RUNTIME_DIR/recall, else /tmp/recall-<uid>), and serves one
 configuration: the user configuration, state folder and project recall.toml
-in effect where it was started. It leaves after RECALL_DAEMON_IDLE_SECONDS
+in effect where it was started. It leaves after {DAEMON_IDLE_ENV}
 without a command (default 900), and is replaced as soon as a configuration
 file, the installed version or an adapter program changes. Output is the same
-with or without it; --no-daemon or RECALL_DAEMON=0 runs a command in process.
+with or without it; --no-daemon or {DAEMON_ENV}=0 runs a command in process.
 
   status   say whether a broker runs for this configuration, and what it is
   start    start one now (if none runs) and wait until it listens and has
@@ -49,7 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--socket", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--idle-seconds", type=float, metavar="N",
                         help="with run: leave after N seconds without a command "
-                        "(default: $RECALL_DAEMON_IDLE_SECONDS or 900)")
+                        f"(default: ${DAEMON_IDLE_ENV} or 900)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -29,6 +29,8 @@ import os
 import sys
 
 from broker import __version__
+from broker.environment import DAEMON_ENV as SWITCH_ENV
+from broker.environment import SERVER_ENV
 from broker.surfaces.daemon.place import Place, UnusablePlace, place_for
 
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
@@ -44,9 +46,7 @@ READS_STDIN = frozenset({"hook", "sidecar-plugin"})
 HOOK_ACTIONS = frozenset({"claude-code", "pre-reply"})
 # what either reads at most (broker.surfaces.hook.MAX_INPUT_BYTES, sidecar.MAX_REQUEST_BYTES)
 STDIN_LIMIT = 1 << 20
-SWITCH_ENV = "RECALL_DAEMON"
 SWITCHED_OFF = frozenset({"0", "false", "no", "off"})
-SERVER_ENV = "RECALL_SERVER"
 # Flags that choose another path (or print help): argparse accepts any unambiguous prefix.
 IN_PROCESS_FLAGS = ("--no-daemon", "--server", "--auth-token-env", "--help")
 STALE_CODE = "resident_stale"

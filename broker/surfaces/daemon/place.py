@@ -19,6 +19,8 @@ import os
 import stat
 import sys
 
+from broker.environment import DAEMON_ENV, DAEMON_IDLE_ENV, SERVER_ENV
+
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,7 +34,7 @@ KEY_LENGTH = 20
 ENVIRONMENT_NAMES = ("PATH", "HOME", "TZ", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH")
 ENVIRONMENT_PREFIX = "RECALL_"
 # These choose how a command is run, not what it answers.
-TRANSPORT_NAMES = frozenset({"RECALL_DAEMON", "RECALL_DAEMON_IDLE_SECONDS", "RECALL_SERVER"})
+TRANSPORT_NAMES = frozenset({DAEMON_ENV, DAEMON_IDLE_ENV, SERVER_ENV})
 
 
 class UnusablePlace(Exception):
