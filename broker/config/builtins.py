@@ -1,10 +1,10 @@
-"""Adapters shipped with recall: registered without the user writing a command."""
+"""Adapters shipped with recall: their names, aliases and what each serves.
+
+A catalogue of plain values that the configuration model and its merging read;
+it imports neither.
+"""
 
 from __future__ import annotations
-
-import sys
-
-from broker.config.model import BUILTIN, AdapterRegistration
 
 BUILTIN_FRESHNESS: dict[str, list[str]] = {
     "notes": ["indexed"],
@@ -38,18 +38,3 @@ RESERVED_NAMES = frozenset(BUILTIN_FRESHNESS) | frozenset(ALIASES)
 def canonical_adapter_name(name: str) -> str:
     return ALIASES.get(name, name)
 
-
-def builtin_registrations() -> dict[str, AdapterRegistration]:
-    return {
-        name: AdapterRegistration(
-            name=name,
-            builtin=True,
-            argv=[sys.executable, "-m", f"adapters.{name}"],
-            env={},
-            freshness_modes=list(modes),
-            conformance=None,
-            origin=BUILTIN,
-            holds_credentials=name in CREDENTIAL_ADAPTERS,
-        )
-        for name, modes in BUILTIN_FRESHNESS.items()
-    }
