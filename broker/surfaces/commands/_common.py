@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from broker.environment import DAEMON_ENV, SERVER_ENV
@@ -47,18 +46,6 @@ def add_server(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=f"run in this process, not in the resident broker (also {DAEMON_ENV}=0)",
     )
-
-
-def parse_time(value: str, flag: str) -> datetime:
-    """RFC 3339 instant or a plain date (midnight UTC); naive times are UTC."""
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise UsageError(
-            f"{flag}: {value!r} is not a time; use RFC 3339 such as 2026-03-01T12:00:00Z "
-            "or a date such as 2026-03-01"
-        ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def with_broker(
