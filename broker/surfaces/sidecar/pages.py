@@ -16,9 +16,9 @@ from broker.contracts import (
     QueryResponse,
     Result,
     SearchOutcome,
+    SourceRow,
     SourceState,
 )
-from broker.instants import parse_instant
 from broker.surfaces.sidecar.protocol import (
     ANY,
     MAX_CHOICE_ID,
@@ -169,73 +169,71 @@ def coverage_rows(response: QueryResponse) -> list[dict[str, Any]]:
     return first[:MAX_COVERAGE_ROWS]
 
 
-def health_label(source: dict[str, Any]) -> str:
+def health_label(row: SourceRow) -> str:
     """The row's state as the core decided it, spelled for people."""
-    return str(source["status"]).replace("_", " ")
+    return str(row.status).replace("_", " ")
 
 
-def health_tone(source: dict[str, Any]) -> str:
-    status = SourceState(source["status"])
-    if status in (SourceState.disabled, SourceState.not_probed):
+def health_tone(row: SourceRow) -> str:
+    if row.status in (SourceState.disabled, SourceState.not_probed):
         return "neutral"
-    return {SourceState.healthy: "success", SourceState.degraded: "warning"}.get(status, "danger")
+    return {SourceState.healthy: "success", SourceState.degraded: "warning"}.get(row.status, "danger")
 
 
-def _rfc3339(value: str | None) -> str:
-    if not value:
+def stamp(value: datetime | None) -> str:
+    """An instant as RFC 3339 in UTC to the second; a time without a zone is UTC."""
+    if value is None:
         return ""
-    try:
-        return parse_instant(value).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except ValueError:
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def freshness(row: SourceRow) -> str:
+    if row.health is None:
         return ""
+    return stamp(row.health.last_success_at) or stamp(row.health.checked_at)
 
 
-def freshness(source: dict[str, Any]) -> str:
-    health = source.get("health") or {}
-    return _rfc3339(health.get("last_success_at")) or _rfc3339(health.get("checked_at"))
-
-
-def source_document(profile: str, s: dict[str, Any]) -> dict[str, Any]:
+def source_document(profile: str, row: SourceRow) -> dict[str, Any]:
     def fields(pairs: list[tuple[str, Any]]) -> list[dict[str, str]]:
         return [{"label": k, "value": line(str(v), 512)} for k, v in pairs if v not in (None, "", [], 0)]
 
-    health = s.get("health") or {}
-    health_pairs: list[tuple[str, Any]] = [("Status", health_label(s)), ("Error", s.get("error"))]
-    if not s.get("probed"):
+    health = row.health
+    health_pairs: list[tuple[str, Any]] = [("Status", health_label(row)), ("Error", row.error)]
+    if not row.probed:
         health_pairs.append(("Probed", "no; the configuration says not to contact it"))
-    elif health:
+    elif health is not None:
         health_pairs += [
-            ("Coverage", health.get("coverage")),
-            ("Checked", _rfc3339(health.get("checked_at"))),
-            ("Last success", _rfc3339(health.get("last_success_at"))),
-            ("Source watermark", health.get("source_watermark")),
-            ("Index watermark", health.get("index_watermark")),
-            ("Generation", health.get("index_generation")),
-            ("Records", health.get("record_count")),
-            ("Indexed", health.get("indexed_count")),
-            ("Failed", health.get("failed_count")),
+            ("Coverage", health.coverage),
+            ("Checked", stamp(health.checked_at)),
+            ("Last success", stamp(health.last_success_at)),
+            ("Source watermark", health.source_watermark),
+            ("Index watermark", health.index_watermark),
+            ("Generation", health.index_generation),
+            ("Records", health.record_count),
+            ("Indexed", health.indexed_count),
+            ("Failed", health.failed_count),
         ]
     capability_pairs: list[tuple[str, Any]] = [
-        ("Adapter id", s.get("adapter_id")),
-        ("Name", s.get("display_name")),
-        ("Capabilities", ", ".join(s.get("capabilities") or [])),
-        ("Query modes", ", ".join(s.get("query_modes") or [])),
-        ("as_of", s.get("as_of_support")),
-        ("Record types", ", ".join(s.get("record_types") or [])),
-        ("Freshness policy", s.get("freshness_policy")),
+        ("Adapter id", row.adapter_id),
+        ("Name", row.display_name),
+        ("Capabilities", ", ".join(row.capabilities or [])),
+        ("Query modes", ", ".join(row.query_modes or [])),
+        ("as_of", row.as_of_support),
+        ("Record types", ", ".join(row.record_types or [])),
+        ("Freshness policy", row.freshness_policy),
     ]
     document: dict[str, Any] = {
-        "identity": s["source_id"],
-        "title": line(s["source_id"], 300),
-        "subtitle": line(" · ".join(p for p in (s.get("adapter"), s.get("freshness_mode")) if p), 120),
-        "status": {"label": health_label(s), "tone": health_tone(s)},
+        "identity": row.source_id,
+        "title": line(row.source_id, 300),
+        "subtitle": line(" · ".join(p for p in (row.adapter, row.freshness_mode) if p), 120),
+        "status": {"label": health_label(row), "tone": health_tone(row)},
         "fields": fields([
-            ("Adapter", s.get("adapter")),
+            ("Adapter", row.adapter),
             ("Profile", profile),
-            ("Enabled", "yes" if s.get("enabled") else "no"),
-            ("In profile", "yes" if s.get("in_profile") else "no"),
-            ("Sensitivity", s.get("sensitivity")),
-            ("Location", s.get("location")),
+            ("Enabled", "yes" if row.enabled else "no"),
+            ("In profile", "yes" if row.in_profile else "no"),
+            ("Sensitivity", row.sensitivity),
+            ("Location", row.location),
         ]),
     }
     sections = [

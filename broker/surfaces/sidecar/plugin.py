@@ -361,12 +361,11 @@ class Plugin:
 
     def list_sources(self) -> dict[str, Any]:
         listing = self.listing()
-        rows = [row.to_json() for row in listing.sources]
         items = [
-            {"id": s["source_id"],
-             "cells": {"name": line(s["source_id"], 512), "health": health_label(s), "fresh": freshness(s)},
-             "status": {"label": health_label(s), "tone": health_tone(s)}}
-            for s in rows
+            {"id": row.source_id,
+             "cells": {"name": line(row.source_id, 512), "health": health_label(row), "fresh": freshness(row)},
+             "status": {"label": health_label(row), "tone": health_tone(row)}}
+            for row in listing.sources
         ]
         page: dict[str, Any] = {"outcome": "answered", "items": items, "total": len(items)}
         unusable = [row.source_id for row in listing.unusable]
@@ -383,7 +382,7 @@ class Plugin:
         row = next((s for s in listing.sources if s.source_id == wanted), None)
         if row is None:
             raise Refusal("not_found", f"no source named {wanted!r} in profile {listing.profile!r}")
-        return {"resource": source_document(listing.profile, row.to_json())}
+        return {"resource": source_document(listing.profile, row)}
 
     # -- act -------------------------------------------------------------------
 
