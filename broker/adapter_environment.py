@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import os
 
+from broker.environment import DAEMON_ENV, DAEMON_IDLE_ENV, SERVER_ENV
+
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -43,7 +45,7 @@ BASE_NAMES = frozenset({
 })  # fmt: skip
 BASE_PREFIXES = ("LC_", "RECALL_")
 # These choose how a command is run, not what it answers: no adapter sees them.
-TRANSPORT_NAMES = frozenset({"RECALL_DAEMON", "RECALL_DAEMON_IDLE_SECONDS", "RECALL_SERVER"})
+TRANSPORT_NAMES = frozenset({DAEMON_ENV, DAEMON_IDLE_ENV, SERVER_ENV})
 # A source setting named so holds the name of a variable its adapter reads.
 SETTING_SUFFIX = "_env"
 

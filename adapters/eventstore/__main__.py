@@ -4,10 +4,10 @@ from __future__ import annotations
 
 
 def main() -> None:
-    from adapter_sdk.collector import start_quietly
+    from adapter_sdk import start_quietly
 
     start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk.server import run
+    from adapter_sdk import run
     from adapters.eventstore.adapter import EventStoreAdapter
 
     run(EventStoreAdapter())

@@ -18,9 +18,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from adapter_sdk.lexical import analyze_query
-from adapter_sdk.protocol import (
+from adapter_sdk import (
     PROTOCOL_VERSION_MAX,
+    Adapter,
     AdapterSkipReason,
     AsOfSupport,
     Capability,
@@ -42,8 +42,9 @@ from adapter_sdk.protocol import (
     SearchParams,
     SearchResult,
     Sensitivity,
+    log,
 )
-from adapter_sdk.server import Adapter, log
+from adapter_sdk.lexical import analyze_query
 from adapters.eventstore.beliefs import (
     RECORD_BELIEF,
     RECORD_NOTE,

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from adapter_sdk import Candidate, MatchSignal, Sensitivity
 from adapter_sdk.lexical import tokenize
-from adapter_sdk.protocol import Candidate, MatchSignal, Sensitivity
 from adapter_sdk.relevance import lexical_relevance
 
 NOTE_PREDICATE = "note"

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from adapter_sdk.protocol import DetailLevel
+from adapter_sdk import DetailLevel
 from adapters.eventstore.beliefs import PairLocator, format_value, sentence
 
 CITED_MARK = "*"

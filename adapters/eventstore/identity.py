@@ -19,7 +19,7 @@ import json
 import os
 from pathlib import Path
 
-from adapter_sdk.protocol import ErrorCode, RpcError
+from adapter_sdk import ErrorCode, RpcError
 
 IDENTITY_FILE = "store-identity.json"
 

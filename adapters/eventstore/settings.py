@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapter_sdk.protocol import ErrorCode, RpcError, trusted_only
+from adapter_sdk import ErrorCode, RpcError, trusted_only
 
 BACKENDS = ("local", "polign", "pgvector", "mongodb", "qdrant")
 TRANSPORTS = ("mcp", "serve")

@@ -16,10 +16,10 @@ def main() -> None:
         from adapters.gmail.consent import main as consent_main
 
         sys.exit(consent_main(arguments))
-    from adapter_sdk.collector import start_quietly
+    from adapter_sdk import start_quietly
 
     start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk.server import run
+    from adapter_sdk import run
     from adapters.gmail.adapter import GmailAdapter
 
     run(GmailAdapter())

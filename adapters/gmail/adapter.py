@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from adapter_sdk.protocol import (
+from adapter_sdk import (
+    Adapter,
     AdapterSkipReason,
     AsOfSupport,
     Capability,
@@ -34,7 +35,6 @@ from adapter_sdk.protocol import (
     SearchResult,
     Sensitivity,
 )
-from adapter_sdk.server import Adapter
 from adapters.gmail.query import parse_question
 from adapters.gmail.settings import API, RECORD_TYPE, SETTINGS_SCHEMA, GmailConfig, load_config
 from adapters.gmail.threads import thread_id_of

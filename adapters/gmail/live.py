@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from adapter_sdk.protocol import (
+from adapter_sdk import (
     ErrorCode,
     ExpandParams,
     ExpandResult,

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from adapter_sdk.admission import admission_tiers
-from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER, stemmed, term_keys, tokenize
-from adapter_sdk.protocol import (
+from adapter_sdk import (
     CheckpointProgress,
     ErrorCode,
     ExpandParams,
@@ -33,6 +31,8 @@ from adapter_sdk.protocol import (
     SearchParams,
     SearchResult,
 )
+from adapter_sdk.admission import admission_tiers
+from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER, stemmed, term_keys, tokenize
 from adapter_sdk.relevance import decisive_terms, term_weight, weighted_coverage
 from adapter_sdk.relevance import relevance as span_relevance
 from adapters.gmail import render, threads

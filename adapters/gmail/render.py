@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapter_sdk.protocol import DetailLevel
+from adapter_sdk import DetailLevel
 from adapters.gmail.bodies import safe_text
 from adapters.gmail.threads import MessageHeader, ThreadSummary
 

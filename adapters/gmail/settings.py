@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapter_sdk.protocol import ErrorCode, InitializeParams, RpcError, trusted_only
+from adapter_sdk import ErrorCode, InitializeParams, RpcError, trusted_only
 
 RECORD_TYPE = "message"
 API = "api"

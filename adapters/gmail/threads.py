@@ -18,8 +18,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote
 
+from adapter_sdk import Candidate, ExcerptKind, MatchSignal, Sensitivity
 from adapter_sdk.lexical import stemmed, tokenize
-from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, Sensitivity
 from adapter_sdk.relevance import lexical_relevance
 from adapters.gmail.settings import RECORD_TYPE
 

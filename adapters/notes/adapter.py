@@ -38,9 +38,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from adapter_sdk.protocol import (
+from adapter_sdk import (
+    Adapter,
     AdapterSkipReason,
     AsOfSupport,
+    Cancellation,
     Capability,
     CheckpointProgress,
     ErrorCode,
@@ -61,8 +63,8 @@ from adapter_sdk.protocol import (
     SearchParams,
     SearchResult,
     Sensitivity,
+    current_cancellation,
 )
-from adapter_sdk.server import Adapter, Cancellation, current_cancellation
 from adapters.notes.catchup import Catchup, Progress
 from adapters.notes.freshness import describe, quick_check, unwatched_guess
 from adapters.notes.ranker import APPLY_BEFORE_SEARCH, PENDING_CHANGES, Ranker, tantivy_installed

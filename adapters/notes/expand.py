@@ -21,8 +21,8 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from adapter_sdk import DetailLevel, ErrorCode, ExpandResult, RpcError
 from adapter_sdk.markdown.chunking import PREVIEW_CHARS, clip, split_lines
-from adapter_sdk.protocol import DetailLevel, ErrorCode, ExpandResult, RpcError
 from adapter_sdk.truncation import cut_to_budget
 from adapters.notes.search import REVISION_PREFIX
 

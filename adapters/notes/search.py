@@ -43,12 +43,12 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from adapter_sdk import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.admission import admission_tiers
 from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
 from adapter_sdk.lexical import stemmed as stem_token
 from adapter_sdk.markdown.chunking import split_lines, without_quotations
 from adapter_sdk.markdown.front_matter import normalize_reference
-from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
 from adapters.notes.excerpts import matched_window
 from adapters.notes.ranker import RankerUnreadable

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from adapter_sdk.protocol import ErrorCode, RpcError
+from adapter_sdk import ErrorCode, RpcError
 
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt")
 DEFAULT_EXCLUDE_DIRS = (".*", "node_modules")

@@ -15,10 +15,10 @@ def main() -> None:
         from adapters.postgres.ingest_cli import main as ingest_main
 
         sys.exit(ingest_main(arguments))
-    from adapter_sdk.collector import start_quietly
+    from adapter_sdk import start_quietly
 
     start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk.server import run
+    from adapter_sdk import run
     from adapters.postgres.adapter import PostgresAdapter
 
     run(PostgresAdapter())

@@ -23,8 +23,8 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from adapter_sdk.lexical import analyze_query, stable_identifiers, stemmed
-from adapter_sdk.protocol import (
+from adapter_sdk import (
+    Adapter,
     AdapterSkipReason,
     AsOfSupport,
     Capability,
@@ -46,7 +46,7 @@ from adapter_sdk.protocol import (
     SearchResult,
     Sensitivity,
 )
-from adapter_sdk.server import Adapter
+from adapter_sdk.lexical import analyze_query, stable_identifiers, stemmed
 from adapters.postgres import statements
 from adapters.postgres.errors import ProblemKind, SourceProblem, dsn_secrets
 from adapters.postgres.expand import render

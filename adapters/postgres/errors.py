@@ -21,7 +21,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from adapter_sdk.protocol import ErrorCode, HealthStatus, RpcError
+from adapter_sdk import ErrorCode, HealthStatus, RpcError
 
 if TYPE_CHECKING:
     import psycopg

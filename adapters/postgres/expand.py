@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from adapter_sdk.protocol import DetailLevel, ErrorCode, ExpandResult, RpcError
+from adapter_sdk import DetailLevel, ErrorCode, ExpandResult, RpcError
 from adapter_sdk.truncation import cut_to_budget
 from adapters.postgres.rows import Row, preview
 

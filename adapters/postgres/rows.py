@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from adapter_sdk import Candidate, ExcerptKind, MatchSignal, Sensitivity
 from adapter_sdk.lexical import stemmed, tokenize
-from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, Sensitivity
 from adapter_sdk.relevance import lexical_relevance
 from adapters.postgres.settings import PostgresSettings
 from adapters.postgres.statements import FIELDS, START_SEL, STOP_SEL

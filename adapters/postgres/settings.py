@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from adapter_sdk.protocol import ErrorCode, RpcError
+from adapter_sdk import ErrorCode, RpcError
 
 DEFAULT_TEXT_CONFIG = "english"
 DEFAULT_RECORD_TYPE = "document"

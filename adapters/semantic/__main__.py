@@ -10,10 +10,10 @@ def main() -> None:
     # broker and other adapters loses far more to spinning threads than it gains
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from adapter_sdk.collector import start_quietly
+    from adapter_sdk import start_quietly
 
     start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk.server import run
+    from adapter_sdk import run
     from adapters.semantic.adapter import SemanticAdapter
 
     run(SemanticAdapter())

@@ -32,7 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapter_sdk.protocol import (
+from adapter_sdk import (
+    Adapter,
     AdapterSkipReason,
     AsOfSupport,
     Candidate,
@@ -57,8 +58,8 @@ from adapter_sdk.protocol import (
     SearchParams,
     SearchResult,
     Sensitivity,
+    log,
 )
-from adapter_sdk.server import Adapter, log
 from adapters.semantic.index import MODEL_KEY, VectorIndex
 
 ADAPTER_ID = "recall-semantic/1"

@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adapter_sdk.collector import loading
-from adapter_sdk.lexical import tokenize
-from adapter_sdk.protocol import (
+from adapter_sdk import (
+    Adapter,
     AdapterSkipReason,
     AsOfSupport,
     Candidate,
@@ -43,7 +42,8 @@ from adapter_sdk.protocol import (
     SearchResult,
     Sensitivity,
 )
-from adapter_sdk.server import Adapter
+from adapter_sdk.collector import loading
+from adapter_sdk.lexical import tokenize
 from adapters.tasks import render
 from adapters.tasks.config import SETTINGS_SCHEMA, TASKS_CLI, TASKWARRIOR, TasksConfig, load_config
 from adapters.tasks.model import CLOSED_STATUSES, TaskRecord

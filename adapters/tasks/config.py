@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapter_sdk.protocol import ErrorCode, InitializeParams, RpcError, trusted_only
+from adapter_sdk import ErrorCode, InitializeParams, RpcError, trusted_only
 
 TASKWARRIOR = "taskwarrior"
 TODOTXT = "todotxt"

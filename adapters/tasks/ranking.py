@@ -34,8 +34,8 @@ import sys
 from dataclasses import dataclass
 from datetime import datetime
 
+from adapter_sdk import MatchSignal
 from adapter_sdk.lexical import stemmed, term_keys, tokenize
-from adapter_sdk.protocol import MatchSignal
 from adapter_sdk.relevance import decisive_terms, lexical_relevance, term_weight, weighted_coverage
 from adapters.tasks.model import CLOSED_STATUSES, Annotation, TaskRecord
 from adapters.tasks.query import TaskQuery

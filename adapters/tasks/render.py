@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from adapter_sdk.protocol import DetailLevel
+from adapter_sdk import DetailLevel
 from adapters.tasks.model import CLOSED_STATUSES, Annotation, TaskRecord
 
 EXCERPT_CHARS = 240

@@ -29,8 +29,8 @@ from typing import Any
 
 import orjson
 
+from adapter_sdk import log
 from adapter_sdk.collector import loading
-from adapter_sdk.server import log
 from adapters.tasks.model import TaskRecord
 
 CACHE_FORMAT = 2

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapter_sdk.protocol import ErrorCode, RpcError
+from adapter_sdk import ErrorCode, RpcError
 from adapters.tasks.model import CLOSED_STATUSES, Annotation, TaskRecord
 
 DATA_FILES = ("pending.data", "completed.data")

@@ -1,11 +1,10 @@
-"""Adapters shipped with recall: registered without the user writing a command."""
+"""Adapters shipped with recall: their names, aliases and what each serves.
+
+A catalogue of plain values that the configuration model and its merging read;
+it imports neither.
+"""
 
 from __future__ import annotations
-
-import sys
-
-from broker.adapter_environment import BUILTIN_PASS_ENV
-from broker.config.model import BUILTIN, AdapterRegistration
 
 BUILTIN_FRESHNESS: dict[str, list[str]] = {
     "notes": ["indexed"],
@@ -17,6 +16,7 @@ BUILTIN_FRESHNESS: dict[str, list[str]] = {
 }
 # Built-ins that read with the user's credentials: an OAuth token, a database key.
 CREDENTIAL_ADAPTERS = frozenset({"gmail", "eventstore", "postgres"})
+
 
 
 def inferred_freshness(adapter: str, location: str | None) -> str | None:
@@ -38,19 +38,3 @@ RESERVED_NAMES = frozenset(BUILTIN_FRESHNESS) | frozenset(ALIASES)
 def canonical_adapter_name(name: str) -> str:
     return ALIASES.get(name, name)
 
-
-def builtin_registrations() -> dict[str, AdapterRegistration]:
-    return {
-        name: AdapterRegistration(
-            name=name,
-            builtin=True,
-            argv=[sys.executable, "-m", f"adapters.{name}"],
-            env={},
-            freshness_modes=list(modes),
-            conformance=None,
-            origin=BUILTIN,
-            holds_credentials=name in CREDENTIAL_ADAPTERS,
-            pass_env=BUILTIN_PASS_ENV[name],
-        )
-        for name, modes in BUILTIN_FRESHNESS.items()
-    }

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from adapter_sdk.vocabulary import Sensitivity
+from broker.adapter_environment import BUILTIN_PASS_ENV
 from broker.config import trust
 from broker.config.builtins import (
     ALIASES,
-    builtin_registrations,
+    BUILTIN_FRESHNESS,
+    CREDENTIAL_ADAPTERS,
     canonical_adapter_name,
     inferred_freshness,
 )
 from broker.config.identity import new_source_uid, project_source_uid
 from broker.config.locations import ResolvedLocation, resolve_location
 from broker.config.model import (
+    BUILTIN,
     AdapterRegistration,
     Config,
     ConfigFile,
@@ -33,6 +37,24 @@ from broker.config.problems import IDENTITY, Problems, suggestion
 from broker.config.read import Document, NamedDeclaration, SourceDeclaration
 
 DEFAULT_PROFILE = "default"
+
+
+def builtin_registrations() -> dict[str, AdapterRegistration]:
+    """The adapters shipped with recall, registered without the user writing a command."""
+    return {
+        name: AdapterRegistration(
+            name=name,
+            builtin=True,
+            argv=[sys.executable, "-m", f"adapters.{name}"],
+            env={},
+            freshness_modes=list(modes),
+            conformance=None,
+            origin=BUILTIN,
+            holds_credentials=name in CREDENTIAL_ADAPTERS,
+            pass_env=BUILTIN_PASS_ENV[name],
+        )
+        for name, modes in BUILTIN_FRESHNESS.items()
+    }
 
 
 class _Invalid:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter_sdk.vocabulary import Sensitivity
+from broker.config.builtins import canonical_adapter_name
 from broker.errors import UnknownProfile
 
 
@@ -191,8 +192,6 @@ class Config:
         return next((s for s in self.sources if s.source_uid == uid), None)
 
     def adapter_for(self, source: SourceConfig) -> AdapterRegistration:
-        from broker.config.builtins import canonical_adapter_name
-
         return self.adapters[canonical_adapter_name(source.adapter)]
 
     def pass_env(self, source: SourceConfig) -> tuple[str, ...]:

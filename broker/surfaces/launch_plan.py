@@ -32,6 +32,7 @@ import os
 import stat
 
 from broker import prestart
+from broker.environment import SERVER_ENV
 from broker.surfaces.daemon.place import UnusablePlace, place_for, sha256_hex
 
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
@@ -86,7 +87,7 @@ class Plan:
 def for_command(args: list[str], environ: Mapping[str, str], cwd: str) -> Plan | None:
     """The plan of a ``recall query`` with arguments ``args``; None where none applies
     (help, a remote server, or no private runtime folder)."""
-    if environ.get("RECALL_SERVER"):
+    if environ.get(SERVER_ENV):
         return None
     shape: list[str] = []
     words = iter(args)

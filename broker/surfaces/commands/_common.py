@@ -6,9 +6,9 @@ import argparse
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from broker.environment import DAEMON_ENV, SERVER_ENV
 from broker.errors import UsageError
 
 if TYPE_CHECKING:
@@ -23,9 +23,6 @@ def add_profile(parser: argparse.ArgumentParser) -> None:
 
 def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for programs")
-
-
-SERVER_ENV = "RECALL_SERVER"
 
 
 def add_server(parser: argparse.ArgumentParser) -> None:
@@ -47,20 +44,8 @@ def add_server(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-daemon",
         action="store_true",
-        help="run in this process, not in the resident broker (also RECALL_DAEMON=0)",
+        help=f"run in this process, not in the resident broker (also {DAEMON_ENV}=0)",
     )
-
-
-def parse_time(value: str, flag: str) -> datetime:
-    """RFC 3339 instant or a plain date (midnight UTC); naive times are UTC."""
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise UsageError(
-            f"{flag}: {value!r} is not a time; use RFC 3339 such as 2026-03-01T12:00:00Z "
-            "or a date such as 2026-03-01"
-        ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def with_broker(

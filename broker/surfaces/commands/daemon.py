@@ -8,19 +8,20 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from broker.environment import DAEMON_ENV, DAEMON_IDLE_ENV
 from broker.surfaces.commands._common import add_json, print_json
 
 if TYPE_CHECKING:
     from broker.surfaces.daemon.place import Place
 
 HELP = "list, show, start or stop the resident brokers commands start on demand"
-DESCRIPTION = """List, show, start or stop the resident brokers commands start on demand.
+DESCRIPTION = f"""List, show, start or stop the resident brokers commands start on demand.
 
 'recall query', 'expand', 'sources', 'refresh', 'hook' and 'sidecar-plugin'
 run in a background broker that keeps adapters warm between commands. When
 none runs, such a command runs in process and starts one as it ends, for the
 commands after it. Output is the same with or without it; --no-daemon or
-RECALL_DAEMON=0 runs a command in process.
+{DAEMON_ENV}=0 runs a command in process.
 
 A broker serves one configuration: the user configuration, state folder and
 project recall.toml in effect where it was started. It listens on a Unix
@@ -28,7 +29,7 @@ socket in $XDG_RUNTIME_DIR/recall, else /tmp/recall-<uid>. That folder must
 be this user's and writable by no one else, the socket must be this user's,
 and the process answering on it must run as this user; otherwise commands
 say so in one line and run in process. The broker leaves after
-RECALL_DAEMON_IDLE_SECONDS without a command (default 900), and within a
+{DAEMON_IDLE_ENV} without a command (default 900), and within a
 second or so once its configuration or an adapter program changes or is
 removed, its state folder or socket file is removed, or the installed
 program changes.
@@ -60,7 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--socket", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--idle-seconds", type=float, metavar="N",
                         help="with run: leave after N seconds without a command "
-                        "(default: $RECALL_DAEMON_IDLE_SECONDS or 900)")
+                        f"(default: ${DAEMON_IDLE_ENV} or 900)")
 
 
 def run(args: argparse.Namespace) -> int:

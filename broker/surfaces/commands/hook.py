@@ -104,8 +104,9 @@ def _answer(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from broker.errors import UsageError
+    from broker.instants import parse_time
     from broker.prereply import Turn, TurnSettings
-    from broker.surfaces.commands._common import parse_time, print_json, with_broker
+    from broker.surfaces.commands._common import print_json, with_broker
     from broker.surfaces.hook import (
         MAX_INPUT_BYTES,
         claude_code_output,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from broker.instants import parse_time
 from broker.surfaces.commands._common import (
     add_json,
     add_profile,
     add_server,
-    parse_time,
     print_json,
     with_broker,
 )

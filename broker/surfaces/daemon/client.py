@@ -35,6 +35,8 @@ import os
 import sys
 
 from broker import __version__
+from broker.environment import DAEMON_ENV as SWITCH_ENV
+from broker.environment import SERVER_ENV
 from broker.surfaces.daemon.peer import peer_uid
 from broker.surfaces.daemon.place import (
     Place,
@@ -60,9 +62,7 @@ READS_STDIN = frozenset({"hook", "sidecar-plugin"})
 HOOK_ACTIONS = frozenset({"claude-code", "pre-reply"})
 # what either reads at most (broker.surfaces.hook.MAX_INPUT_BYTES, sidecar.MAX_REQUEST_BYTES)
 STDIN_LIMIT = 1 << 20
-SWITCH_ENV = "RECALL_DAEMON"
 SWITCHED_OFF = frozenset({"0", "false", "no", "off"})
-SERVER_ENV = "RECALL_SERVER"
 # Flags that choose another path (or print help): argparse accepts any unambiguous prefix.
 IN_PROCESS_FLAGS = ("--no-daemon", "--server", "--auth-token-env", "--help")
 STALE_CODE = "resident_stale"

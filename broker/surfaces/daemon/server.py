@@ -42,6 +42,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from broker import __version__
 from broker.api import OnTheBroker
 from broker.config import Config
+from broker.environment import DAEMON_IDLE_ENV as IDLE_ENV
 from broker.errors import RecallError
 from broker.surfaces.daemon import capture
 from broker.surfaces.daemon.client import (
@@ -57,7 +58,6 @@ from broker.surfaces.daemon.lifeline import CHECK_SECONDS, Lifeline
 from broker.surfaces.daemon.peer import same_user
 from broker.surfaces.http import create_app, json_response, media_type, problem
 
-IDLE_ENV = "RECALL_DAEMON_IDLE_SECONDS"
 DEFAULT_IDLE_SECONDS = 900.0
 SHUTDOWN_GRACE = 5
 TICK_SECONDS = 0.1  # how often uvicorn calls ``on_tick``

@@ -66,7 +66,7 @@ class SearchForm:
         )
 
     def request(self, profile: str) -> QueryRequest:
-        from broker.surfaces.commands._common import parse_time
+        from broker.instants import parse_time
 
         as_of: datetime | None = parse_time(self.as_of, "as of") if self.as_of else None
         return QueryRequest(

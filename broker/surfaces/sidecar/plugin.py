@@ -1,4 +1,4 @@
-"""The Sidecar plugin protocol (``recall sidecar-plugin``): one request in, one response out.
+"""Answering one Sidecar plugin request (``recall sidecar-plugin``): one request in, one response out.
 
 Speaks ``sidecar.plugin/v1`` and the earlier ``sidecar.plugin/v1-draft`` and
 stamps every response, errors included, with the identifier the request used.
@@ -10,14 +10,11 @@ caller exits 0 either way.
 
 from __future__ import annotations
 
-import re
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
-
-import orjson
 
 from broker import __version__
 from broker.api import BrokerAPI, OnTheBroker
@@ -25,112 +22,56 @@ from broker.config import Config
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
     Budget,
-    Coverage,
     DetailLevel,
     ExpandRequest,
     ListingStatus,
     Mode,
-    Outcome,
     QueryRequest,
     QueryResponse,
     RefreshOutcome,
     RefreshRequest,
-    Result,
     Scope,
-    SearchOutcome,
     SourcesResponse,
-    SourceState,
     Surface,
 )
 from broker.errors import ConfigError, ExpandError, RecallError
+from broker.instants import parse_instant
 from broker.requests import InvalidRequest, check_query
-from broker.sanitize import bound
-from broker.surfaces.error_codes import error_code
+from broker.surfaces.sidecar.pages import (
+    choices,
+    freshness,
+    health_label,
+    health_tone,
+    label,
+    record_types,
+    result_page,
+    shortfall_text,
+    source_document,
+)
+from broker.surfaces.sidecar.protocol import (
+    ANY,
+    DRAFT,
+    EXPAND_BUDGET,
+    FILTERS,
+    FROZEN,
+    MAX_CHOICE_ID,
+    MAX_CHOICES,
+    PROTOCOLS,
+    REFRESH_ACTION,
+    RESULTS,
+    SOURCES,
+    SOURCES_EVERY_SECONDS,
+    Refusal,
+    deadline_budget,
+    decode,
+    integer_param,
+    invalid,
+    line,
+    refusal,
+    text_param,
+)
 
 T = TypeVar("T")
-FROZEN = "sidecar.plugin/v1"
-DRAFT = "sidecar.plugin/v1-draft"
-PROTOCOLS = (FROZEN, DRAFT)
-MAX_REQUEST_BYTES = 1 << 20
-MAX_DEADLINE_MS = 600_000
-EXPAND_BUDGET = 64 * 1024
-
-RESULTS, SOURCES = "results", "sources"
-ANY = "any"
-FILTERS = ("profile", "source", "type", "since")
-MAX_CHOICES, MAX_CHOICE_ID = 64, 32
-MAX_NOTICES, MAX_COVERAGE_ROWS = 4, 64
-REFRESH_ACTION = "refresh-source"
-SOURCES_EVERY_SECONDS = 120
-
-COVERAGE_STATE = {
-    SearchOutcome.success: "answered",
-    SearchOutcome.partial: "unhealthy",
-    SearchOutcome.timeout: "timeout",
-    SearchOutcome.skipped: "skipped",
-    SearchOutcome.failed: "failed",
-    SearchOutcome.unavailable: "unhealthy",
-    SearchOutcome.denied: "unhealthy",
-}
-PARTIAL_REASON = "partial: the source searched only part of its boundary"
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-class Refusal(Exception):
-    """A typed protocol error: ``{code, message, retryable, setupHint?}``."""
-
-    def __init__(self, code: str, message: str, *, retryable: bool = False, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.retryable, self.hint = code, message, retryable, hint
-
-    def body(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": line(self.message, 400),
-                                 "retryable": self.retryable}
-        if self.hint:
-            error["setupHint"] = line(self.hint, 200)
-        return {"error": error}
-
-
-def invalid(message: str) -> Refusal:
-    return Refusal("invalid_request", message)
-
-
-def refusal(error: RecallError, doing: str) -> Refusal:
-    """``error`` under the code every surface reports it with; a bad request is only its message."""
-    code = error_code(error)
-    message = str(error) if code.sidecar == "invalid_request" else f"{doing}: {error}"
-    return Refusal(code.sidecar, message, retryable=code.retryable)
-
-
-def text_param(params: dict[str, Any], name: str) -> str:
-    """A text parameter; absent or null reads as empty, anything but text is refused."""
-    value = params.get(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise invalid(f"{name} must be a string, not {type(value).__name__}")
-    return value
-
-
-def integer_param(params: dict[str, Any], name: str) -> int:
-    """An integer parameter; absent or null reads as 0 (the default), anything but an integer is refused."""
-    value = params.get(name)
-    if value is None:
-        return 0
-    if isinstance(value, float) and value.is_integer():
-        return int(value)  # a number too large for a 64-bit integer arrives as a float
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise invalid(f"{name} must be an integer, not {type(value).__name__}")
-    return value
-
-
-def line(text: str | None, limit: int) -> str:
-    """One line, no control characters, at most ``limit`` characters."""
-    return bound(_CONTROLS.sub(" ", text or "").strip(), limit)
-
-
-# ---------------------------------------------------------------------------
-# Entry point
 
 
 def answer(raw: bytes, flag_profile: str = "", resident: OnTheBroker | None = None) -> dict[str, Any]:
@@ -153,30 +94,6 @@ def answer(raw: bytes, flag_profile: str = "", resident: OnTheBroker | None = No
         ).body()}
 
 
-def decode(raw: bytes) -> dict[str, Any]:
-    if len(raw) > MAX_REQUEST_BYTES:
-        raise invalid(f"request is larger than {MAX_REQUEST_BYTES} bytes")
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise invalid(f"the request is not one JSON object: {exc}") from None
-    if not isinstance(value, dict):
-        raise invalid("the request is not one JSON object")
-    return value
-
-
-def deadline_budget(deadline_ms: Any) -> tuple[int, float | None]:
-    """(recall latency budget in ms, hard timeout in seconds) from the host's deadline."""
-    if not isinstance(deadline_ms, int) or isinstance(deadline_ms, bool) or deadline_ms <= 0:
-        return 0, None
-    deadline_ms = min(deadline_ms, MAX_DEADLINE_MS)
-    reserve = min(max(deadline_ms // 10, 100), 1000)
-    if reserve >= deadline_ms:
-        reserve = deadline_ms // 2
-    budget = max(deadline_ms - reserve, 1)
-    return budget, (budget + reserve / 2) / 1000
-
-
 def load() -> Config:
     from broker.config import load_config
 
@@ -189,10 +106,6 @@ def load() -> Config:
         raise Refusal("invalid_config", f"recall has no configuration at {config.paths.config_file}",
                       hint="Run recall init --notes DIR")
     return config
-
-
-# ---------------------------------------------------------------------------
-# Methods
 
 
 class Plugin:
@@ -449,18 +362,17 @@ class Plugin:
 
     def list_sources(self) -> dict[str, Any]:
         listing = self.listing()
-        rows = [row.to_json() for row in listing.sources]
         items = [
-            {"id": s["source_id"],
-             "cells": {"name": line(s["source_id"], 512), "health": health_label(s), "fresh": freshness(s)},
-             "status": {"label": health_label(s), "tone": health_tone(s)}}
-            for s in rows
+            {"id": row.source_id,
+             "cells": {"name": line(row.source_id, 512), "health": health_label(row), "fresh": freshness(row)},
+             "status": {"label": health_label(row), "tone": health_tone(row)}}
+            for row in listing.sources
         ]
         page: dict[str, Any] = {"outcome": "answered", "items": items, "total": len(items)}
         if listing.status != ListingStatus.ok:
             tone = "danger" if listing.status == ListingStatus.failed else "warning"
             page["notices"] = [{"tone": tone, "text": line(
-                f"sources {listing.status}: {_shortfall_text(listing, len(items))}", 200)}]
+                f"sources {listing.status}: {shortfall_text(listing, len(items))}", 200)}]
         return {"page": page}
 
     def get_source(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -469,7 +381,7 @@ class Plugin:
         row = next((s for s in listing.sources if s.source_id == wanted), None)
         if row is None:
             raise Refusal("not_found", f"no source named {wanted!r} in profile {listing.profile!r}")
-        return {"resource": source_document(listing.profile, row.to_json())}
+        return {"resource": source_document(listing.profile, row)}
 
     # -- act -------------------------------------------------------------------
 
@@ -501,239 +413,9 @@ class Plugin:
                             "open": {"collection": SOURCES, "id": source_id}}}
 
 
-# ---------------------------------------------------------------------------
-# Projections
-
-
-def choices(names: list[str], *, lead_with_any: bool = True) -> tuple[list[dict[str, str]], int]:
-    out = [{"id": ANY, "title": "Any"}] if lead_with_any else []
-    lost = 0
-    for name in names:
-        if len(name) > MAX_CHOICE_ID or len(out) >= MAX_CHOICES:
-            lost += 1
-        else:
-            out.append({"id": name, "title": name})
-    return out, lost
-
-
-def label(name: str, configured: int, lost: int) -> str:
-    return f"{name} ({configured - lost} of {configured})" if lost else name
-
-
-def record_types(config: Config) -> list[str]:
-    return sorted({t for s in config.sources for t in (s.record_types or ()) if t})
-
-
 def parse_since(value: str) -> datetime:
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return parse_instant(value).astimezone(UTC)
     except ValueError:
         raise invalid(f"filter since: {value[:64]!r} is not an RFC 3339 date; want "
                       f"{datetime.now(UTC):%Y-%m-%d} or {datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}") from None
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def page_outcome(response: QueryResponse) -> str:
-    if response.outcome == Outcome.failed:
-        return "failed"
-    if response.coverage == Coverage.degraded:
-        return "degraded"
-    return str(response.outcome)
-
-
-def result_page(response: QueryResponse, sort: Any) -> dict[str, Any]:
-    rows = sorted_rows(list(enumerate(response.results, 1)), sort if isinstance(sort, dict) else {})
-    page: dict[str, Any] = {
-        "outcome": page_outcome(response),
-        "items": [result_item(rank, result) for rank, result in rows],
-        "total": len(rows) + response.dropped_results,
-    }
-    notices = result_notices(response)
-    if notices:
-        page["notices"] = notices
-    withheld = sum(s.count for s in response.suppressed)
-    if withheld or response.dropped_results:
-        page["omitted"] = {"suppressed": withheld, "dropped": response.dropped_results}
-    coverage = coverage_rows(response)
-    if coverage:
-        page["coverage"] = coverage
-    return page
-
-
-def updated(result: Result) -> datetime | None:
-    primary = result.primary
-    return primary.event_time or primary.confirmed_at or primary.observed_at or primary.valid_from
-
-
-def sorted_rows(rows: list[tuple[int, Result]], sort: dict[str, Any]) -> list[tuple[int, Result]]:
-    key = sort.get("key") or "rank"
-    descending = sort.get("dir") == "desc" or (not sort.get("dir") and key == "updated")
-    by_rank = sorted(rows, key=lambda r: r[0])
-    if key == "source":  # sorting is stable, so relevance breaks every tie
-        return sorted(by_rank, key=lambda r: r[1].primary.source_id, reverse=descending)
-    if key == "updated":  # an unknown time is not an old one: last either way
-        known = [(r, t) for r in by_rank if (t := updated(r[1])) is not None]
-        unknown = [r for r in by_rank if updated(r[1]) is None]
-        return [r for r, _ in sorted(known, key=lambda pair: pair[1], reverse=descending)] + unknown
-    return sorted(rows, key=lambda r: r[0], reverse=descending)
-
-
-def result_item(rank: int, result: Result) -> dict[str, Any]:
-    primary = result.primary
-    item: dict[str, Any] = {
-        "id": primary.locator,
-        "cells": {
-            "rank": str(rank),
-            "title": line(primary.title.strip() or primary.local_part, 512),
-            "source": line(primary.source_id, 512),
-            "excerpt": line(primary.excerpt, 512),
-        },
-    }
-    units = result.explanation.corroboration.independent_units
-    if result.explanation.exact_promoted:
-        item["status"] = {"label": "exact", "tone": "success"}
-    elif units > 1:
-        item["status"] = {"label": f"corroborated {units}", "tone": "info"}
-    return item
-
-
-def result_notices(response: QueryResponse) -> list[dict[str, str]]:
-    from broker.render.ledger import degraded_entries
-
-    notices: list[dict[str, str]] = []
-    degraded = degraded_entries(response)
-    if response.outcome == Outcome.failed:
-        notices.append({"tone": "danger", "text": "every source recall asked failed: " + ", ".join(degraded)
-                        if degraded else "every source recall asked failed, so an empty list would claim nothing"})
-    elif degraded:
-        asked = len(response.source_outcomes or []) or (
-            response.source_summary.sources if response.source_summary else len(degraded))
-        notices.append({"tone": "warning",
-                        "text": f"{len(degraded)} of {asked} sources did not answer ({', '.join(degraded)})"})
-    if response.suppressed:
-        counts: dict[str, int] = {}
-        for s in response.suppressed:
-            counts[str(s.reason)] = counts.get(str(s.reason), 0) + s.count
-        detail = ", ".join(f"{reason} {count}" for reason, count in counts.items())
-        notices.append({"tone": "info", "text": f"{sum(counts.values())} records suppressed ({detail})"})
-    if response.dropped_results:
-        notices.append({"tone": "info", "text": f"{response.dropped_results} results dropped by the response budget"})
-    notices += [{"tone": "info", "text": f"omitted for the response budget: {part}"} for part in response.omitted]
-    return [{"tone": n["tone"], "text": line(n["text"], 200)} for n in notices[:MAX_NOTICES]]
-
-
-def coverage_rows(response: QueryResponse) -> list[dict[str, Any]]:
-    rows = []
-    for report in response.source_outcomes or ():
-        state = COVERAGE_STATE.get(report.outcome, "unhealthy")
-        reason = report.reason or ""
-        if report.outcome == SearchOutcome.partial and not reason:
-            reason = PARTIAL_REASON
-        elif state == "unhealthy" and not reason:
-            reason = str(report.outcome)
-        row: dict[str, Any] = {"source": line(report.source_id, 512), "state": state}
-        if reason:
-            row["reason"] = line(reason, 200)
-        if report.elapsed_ns >= 1_000_000:
-            row["elapsedMs"] = report.elapsed_ns // 1_000_000
-        rows.append(row)
-    if len(rows) <= MAX_COVERAGE_ROWS:
-        return rows
-    first = [r for r in rows if r["state"] != "answered"] + [r for r in rows if r["state"] == "answered"]
-    return first[:MAX_COVERAGE_ROWS]
-
-
-def _shortfall_text(listing: SourcesResponse, total: int) -> str:
-    """Which sources keep the listing from ``ok``: those that cannot answer, then those
-    that answer from less than they hold."""
-    parts = []
-    unusable = [row.source_id for row in listing.unusable]
-    if unusable:
-        parts.append(f"{len(unusable)} of {total} sources cannot answer ({', '.join(unusable)})")
-    short = [row.source_id for row in listing.sources if row.status == SourceState.degraded]
-    if short:
-        parts.append(f"{len(short)} of {total} answer from less than they hold ({', '.join(short)})")
-    return "; ".join(parts)
-
-
-def health_label(source: dict[str, Any]) -> str:
-    """The row's state as the core decided it, spelled for people."""
-    return str(source["status"]).replace("_", " ")
-
-
-def health_tone(source: dict[str, Any]) -> str:
-    status = SourceState(source["status"])
-    if status in (SourceState.disabled, SourceState.not_probed):
-        return "neutral"
-    return {SourceState.healthy: "success", SourceState.degraded: "warning"}.get(status, "danger")
-
-
-def _rfc3339(value: str | None) -> str:
-    if not value:
-        return ""
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except ValueError:
-        return ""
-
-
-def freshness(source: dict[str, Any]) -> str:
-    health = source.get("health") or {}
-    return _rfc3339(health.get("last_success_at")) or _rfc3339(health.get("checked_at"))
-
-
-def source_document(profile: str, s: dict[str, Any]) -> dict[str, Any]:
-    def fields(pairs: list[tuple[str, Any]]) -> list[dict[str, str]]:
-        return [{"label": k, "value": line(str(v), 512)} for k, v in pairs if v not in (None, "", [], 0)]
-
-    health = s.get("health") or {}
-    health_pairs: list[tuple[str, Any]] = [("Status", health_label(s)), ("Error", s.get("error"))]
-    if not s.get("probed"):
-        health_pairs.append(("Probed", "no; the configuration says not to contact it"))
-    elif health:
-        health_pairs += [
-            ("Coverage", health.get("coverage")),
-            ("Checked", _rfc3339(health.get("checked_at"))),
-            ("Last success", _rfc3339(health.get("last_success_at"))),
-            ("Source watermark", health.get("source_watermark")),
-            ("Index watermark", health.get("index_watermark")),
-            ("Generation", health.get("index_generation")),
-            ("Records", health.get("record_count")),
-            ("Indexed", health.get("indexed_count")),
-            ("Failed", health.get("failed_count")),
-        ]
-    capability_pairs: list[tuple[str, Any]] = [
-        ("Adapter id", s.get("adapter_id")),
-        ("Name", s.get("display_name")),
-        ("Capabilities", ", ".join(s.get("capabilities") or [])),
-        ("Query modes", ", ".join(s.get("query_modes") or [])),
-        ("as_of", s.get("as_of_support")),
-        ("Record types", ", ".join(s.get("record_types") or [])),
-        ("Freshness policy", s.get("freshness_policy")),
-    ]
-    document: dict[str, Any] = {
-        "identity": s["source_id"],
-        "title": line(s["source_id"], 300),
-        "subtitle": line(" · ".join(p for p in (s.get("adapter"), s.get("freshness_mode")) if p), 120),
-        "status": {"label": health_label(s), "tone": health_tone(s)},
-        "fields": fields([
-            ("Adapter", s.get("adapter")),
-            ("Profile", profile),
-            ("Enabled", "yes" if s.get("enabled") else "no"),
-            ("In profile", "yes" if s.get("in_profile") else "no"),
-            ("Sensitivity", s.get("sensitivity")),
-            ("Location", s.get("location")),
-        ]),
-    }
-    sections = [
-        {"title": title, "fields": body}
-        for title, body in (("Health", fields(health_pairs)), ("Capabilities", fields(capability_pairs)))
-        if body
-    ]
-    if sections:
-        document["sections"] = sections
-    return document
-
-
-def encode(response: dict[str, Any]) -> bytes:
-    return orjson.dumps(response) + b"\n"
