@@ -817,7 +817,8 @@ class NotesAdapter(Adapter):
 
     def _warm(self) -> None:
         """The adapter has lived long enough to be kept warm by its broker: watch the
-        folder (unless the settings say not to), and build the ranker if it is wanted."""
+        folder (unless the settings say not to, or it watches already: a long-lived
+        broker's adapter does from its start), and build the ranker if it is wanted."""
         if self.ranker is not None:
             self.ranker.may_build = True
             self._rank_upkeep()
