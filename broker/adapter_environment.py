@@ -4,8 +4,7 @@ An adapter starts with a defined environment, never the whole of the broker's:
 
 * the base a program needs to run: :data:`BASE_NAMES`, and every ``LC_*`` and
   ``RECALL_*`` variable but the three that choose how a command is run
-  (:data:`TRANSPORT_NAMES`); the mark of a long-lived broker
-  (:mod:`adapter_sdk.residence`) only from the process that set it;
+  (:data:`TRANSPORT_NAMES`);
 * the variables its registration declares: a built-in adapter's are in
   :data:`BUILTIN_PASS_ENV` (libpq's ``PG*`` for postgres, the proxy variables for
   gmail, ...), a registered adapter's in its ``pass_env``;
@@ -16,8 +15,7 @@ An adapter starts with a defined environment, never the whole of the broker's:
 
 A resident broker serves every command whose key it was started for, so that key
 holds the value of every variable any adapter of its configuration may see
-(:func:`key_environment`), but the long-lived mark, which the broker sets on itself
-and no command carries: two shells that differ in one of them get two brokers,
+(:func:`key_environment`): two shells that differ in one of them get two brokers,
 and a broker answers as the command would in process. The thin client computes the
 key without parsing the configuration (a TOML parser costs a command more than the
 whole exchange with the broker): a configuration file spells each name it declares
@@ -32,8 +30,6 @@ Standard library only: the thin client and :mod:`broker.prestart` import it firs
 from __future__ import annotations
 
 import os
-
-from adapter_sdk.residence import LONG_LIVED_ENV, set_here
 
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
@@ -94,8 +90,6 @@ def adapter_environment(
     ``environ`` sets, then the registration's ``env`` values over them."""
     passed = set(pass_env)
     seen = {name: value for name, value in environ.items() if name in passed or in_base(name)}
-    if LONG_LIVED_ENV in seen and not set_here(environ):
-        del seen[LONG_LIVED_ENV]  # inherited, not this process's own
     seen.update(env)
     return seen
 
@@ -125,8 +119,7 @@ def key_environment(environ: Mapping[str, str], texts: Iterable[str]) -> tuple[t
         if adapter in words:
             declared.update(names)
     return tuple(sorted(
-        (name, value) for name, value in environ.items()
-        if (name in declared or in_base(name)) and name != LONG_LIVED_ENV
+        (name, value) for name, value in environ.items() if name in declared or in_base(name)
     ))  # fmt: skip
 
 
