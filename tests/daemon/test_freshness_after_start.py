@@ -19,10 +19,15 @@ import time
 
 from adapter_sdk.residence import LONG_LIVED_ENV
 from adapters.notes.freshness import SWEEP_BELOW
+from adapters.notes.watch import DEBOUNCE_MS
 
 NOTES = SWEEP_BELOW + 300
 WORD = "zanzibarquux"
 WATCHED_WITHIN_S = 30.0
+# A watching adapter hears of an edit once the notifier hands it over (within its
+# debounce); a search that starts sooner answers from what it has been told. That lag
+# is the watched folder's at any time, not the broker's start, which is tested here.
+HANDED_OVER_S = DEBOUNCE_MS / 1000
 
 
 def _write_corpus(folder) -> None:
@@ -51,6 +56,7 @@ def test_an_old_note_edited_in_place_is_found_or_the_answer_says_the_folder_is_n
     assert built.returncode == 0, built.stdout + built.stderr
     resident.start()
     _edit_oldest_in_place(folder)
+    time.sleep(HANDED_OVER_S)
 
     done = resident.recall("query", "--json", "--explain", "--scope", "source=kb", WORD)
     answer = json.loads(done.stdout)
