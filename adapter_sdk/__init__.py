@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         Sensitivity,
         trusted_only,
     )
+    from adapter_sdk.residence import long_lived
     from adapter_sdk.server import Adapter, Cancellation, current_cancellation, log, run, serve
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "Sensitivity",
     "current_cancellation",
     "log",
+    "long_lived",
     "run",
     "serve",
     "start_quietly",
@@ -99,6 +101,8 @@ def _home(name: str) -> str:
         return "adapter_sdk.server"
     if name == "start_quietly":
         return "adapter_sdk.collector"
+    if name == "long_lived":
+        return "adapter_sdk.residence"
     return "adapter_sdk.protocol"
 
 

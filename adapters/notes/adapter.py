@@ -64,6 +64,7 @@ from adapter_sdk import (
     SearchResult,
     Sensitivity,
     current_cancellation,
+    long_lived,
 )
 from adapters.notes.catchup import Catchup, Progress
 from adapters.notes.freshness import describe, quick_check, unwatched_guess
@@ -93,7 +94,8 @@ WAIT_FOR_AT_MOST = 256
 ANSWER_RESERVE_S = 0.25
 WAIT_SHARE = 0.5
 STOP_WAIT_S = 0.2  # how long shutting down waits for the catch-up thread to end
-# an adapter alive this long is kept warm by its broker, so watching the folder pays
+# an adapter alive this long is kept warm by its broker, so watching the folder pays (one
+# a long-lived broker spawned watches at once)
 WATCH_AFTER_S = 5.0
 # how long a short-lived adapter's search waits for the ranker to apply a change, and
 # from how many chunks it does (below, FTS5 ranks in less time than applying takes)
@@ -116,6 +118,7 @@ class NotesAdapter(Adapter):
         self.repo: GitRepo | None = None
         self.snapshot_unavailable: str | None = None  # why as_of filters in a git work tree
         self._snapshots: Snapshots | None = None
+        self.long_lived = False  # spawned by a broker that keeps it warm (adapter_sdk.residence)
 
     # -- handshake -----------------------------------------------------------------
 
@@ -145,6 +148,7 @@ class NotesAdapter(Adapter):
         )
         self.store.open()
         self.repo = self.snapshot_unavailable = self._snapshots = self.watcher = None
+        self.long_lived = long_lived()
         # a read-only index journals nothing, so it is ranked by FTS5 alone
         self.catchup = Catchup(self.store, self.root, self.settings, after_run=self._rank_upkeep)
         catchup = self.catchup
@@ -158,6 +162,8 @@ class NotesAdapter(Adapter):
             # opened here rather than by the first search: a cold command greets its
             # adapter at launch, and this runs while the broker is still importing itself
             self.ranker.open()
+        if available and self.long_lived and self.settings.watch:
+            self._watch()  # its first answers are partial until the watch and its sweep are done
         if available:
             timer = threading.Timer(WATCH_AFTER_S, self._warm)
             timer.daemon = True
@@ -363,16 +369,20 @@ class NotesAdapter(Adapter):
         report = catchup.done_since(runs_done)
         if mode == "building" and store.meta("build_complete"):
             mode = "swept"  # the build, a sweep of the whole folder, finished meanwhile
+        elif mode == "checked" and self.watcher is not None and self.watcher.watching:
+            mode = "watched"  # the watch's first sweep finished meanwhile
         if catchup.rebuilt_reason:
             store.rebuilt_reason = catchup.rebuilt_reason
         freshness = describe(mode, checked_at, progress.pending, store.meta("swept_ns"))
         return freshness, report, progress
 
     def _unwatched_guess(self, mode: str) -> tuple[str, str] | None:
-        """Why an answer from a cheap check is partial, in an adapter meant to watch the
-        folder (``freshness.unwatched_guess``); a user who turned the watch off chose the
-        cheap check's guarantee, which the manifest's freshness policy states."""
-        if not self.settings.watch:
+        """Why an answer from a cheap check is partial, in an adapter a long-lived broker
+        spawned to watch the folder (``freshness.unwatched_guess``). A command run once
+        never lives to watch: it has the cheap check's guarantee, as has a user who turned
+        the watch off; the manifest's freshness policy states it, and the answer's
+        freshness mode (``checked``) says it was all there was."""
+        if not (self.long_lived and self.settings.watch):
             return None
         return unwatched_guess(mode, self.watcher.error if self.watcher is not None else None)
 
@@ -809,11 +819,12 @@ class NotesAdapter(Adapter):
 
     def _warm(self) -> None:
         """The adapter has lived long enough to be kept warm by its broker: watch the
-        folder (unless the settings say not to), and build the ranker if it is wanted."""
+        folder (unless the settings say not to, or it watches already: a long-lived
+        broker's adapter does from its start), and build the ranker if it is wanted."""
         if self.ranker is not None:
             self.ranker.may_build = True
             self._rank_upkeep()
-        if self.settings.watch:
+        if self.settings.watch and self.watcher is None:
             self._watch()
 
     def _watch(self) -> None:

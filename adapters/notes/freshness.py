@@ -18,11 +18,12 @@ What this cannot see, an in-place edit of an older note in an unwatched
 folder, the search still catches for every note it returns (its bytes are
 hashed against the indexed revision, and a changed note is re-indexed), and
 ``recall refresh`` or a watching adapter catches for the rest. The guarantee a
-search had is reported with it (:func:`describe`); an answer that had only this
-check, in an adapter meant to watch the folder but not watching it yet (one just
-started, a resident broker's among them), is partial and says so
-(:func:`unwatched_guess`): it cannot know of such an edit, so it does not claim
-to be complete.
+search had is reported with it (:func:`describe`). This check is the whole
+guarantee of an adapter started for one command, whose answers are complete on
+it. An adapter a long-lived broker spawned watches the folder at once and then
+sweeps it; an answer it gives from this check before both are done is partial
+and says so (:func:`unwatched_guess`): it cannot know of such an edit, so it does
+not claim to be complete.
 """
 
 from __future__ import annotations
@@ -191,7 +192,7 @@ def unwatched_guess(mode: str, watch_error: str | None) -> tuple[str, str] | Non
     if watch_error:
         state = f"not watched ({watch_error})"
     else:
-        state = "not yet watched (the watch starts once the adapter has run a few seconds)"
+        state = "not yet watched (the watch and its first check of every note are under way)"
     return NOT_YET_WATCHED, (
         f"freshness: {state}; only folder listings and the {RECENT_NOTES} notes edited last "
         "were checked, so an older note edited in place may not be seen yet "

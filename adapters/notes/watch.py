@@ -1,12 +1,13 @@
 """Watch the notes folder and hand each change to the catch-up thread as it happens.
 
 Uses the operating system's notifications (inotify on Linux) through
-``watchfiles``; imported only when an adapter has lived long enough to be worth
-watching for (an adapter started for one query never pays for it). Once the
-watch is in place a sweep runs, so a change made before it started is caught
-too; from the end of that sweep a search needs no folder check at all. Until
-then searches check the folder as an unwatched adapter's do, and do not wait
-for that sweep unless it finds notes to read.
+``watchfiles``; imported only by an adapter a long-lived broker spawned (at once)
+or one that has lived long enough to be worth watching for (an adapter started
+for one query never pays for it). Once the watch is in place a sweep runs, so
+a change made before it started is caught too; from the end of that sweep a
+search needs no folder check at all. Until then searches check the folder as an
+unwatched adapter's do, and do not wait for that sweep unless it finds notes to
+read.
 Each folder the scan enters is watched on its own (not the notifier's recursive
 mode, which walks every file first). A change to something that is not a note (a
 folder created, moved or removed) has the folders watched afresh and then swept,

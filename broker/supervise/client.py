@@ -33,6 +33,8 @@ from adapter_sdk.protocol import (
     WireValidationError,
     handshake_frame,
 )
+from broker.contracts import SourceState
+from broker.status import source_state
 from broker.supervise.answer import SearchAnswer, read_search_answer
 from broker.supervise.failure import (
     AdapterFailure,
@@ -101,7 +103,8 @@ class AdapterClient:
         return result
 
     async def health(self, deadline: datetime | None = None) -> HealthResult:
-        """Probe health, reusing any probe (failed ones too) younger than the TTL."""
+        """Probe health, reusing any probe (failed ones too) younger than the TTL; one that
+        found the source short of healthy only for a second (``_fresh_health``)."""
         if (entry := self._fresh_health()) is not None:
             return _unwrap_health(entry)
         async with self._probe_lock:  # a burst of callers costs one probe
@@ -398,7 +401,11 @@ class AdapterClient:
         entry = self._health
         if entry is None or entry.generation != self.spawns:
             return None
-        if anyio.current_time() - entry.at >= self._timings.health_ttl:
+        ttl = self._timings.health_ttl
+        if entry.result is not None and source_state(entry.result) is not SourceState.healthy:
+            # a build or catch-up goes on meanwhile: its end must show in the next command
+            ttl = min(ttl, self._timings.unsettled_health_ttl)
+        if anyio.current_time() - entry.at >= ttl:
             return None
         if entry.result is not None and (self._process is None or not self._process.alive):
             return None  # a healthy answer from a process that has since gone says nothing

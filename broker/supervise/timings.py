@@ -12,6 +12,9 @@ TERM_GRACE = 2.0
 """Seconds between each step of stopping a process: exit, SIGTERM, SIGKILL."""
 HEALTH_TTL = 30.0
 """Seconds a health probe (failed ones too) is reused."""
+UNSETTLED_HEALTH_TTL = 1.0
+"""Seconds a probe that found its source short of healthy (building, catching up,
+degraded) is reused instead: a burst of callers shares it, the next command asks again."""
 PROBE_TIMEOUT = 5.0
 """Seconds a health probe may take when the caller gave no deadline."""
 DEFAULT_CALL_TIMEOUT = 30.0
@@ -26,5 +29,6 @@ class Timings:
     cancel_grace: float = CANCEL_GRACE
     term_grace: float = TERM_GRACE
     health_ttl: float = HEALTH_TTL
+    unsettled_health_ttl: float = UNSETTLED_HEALTH_TTL
     probe_timeout: float = PROBE_TIMEOUT
     default_call_timeout: float = DEFAULT_CALL_TIMEOUT

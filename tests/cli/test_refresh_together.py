@@ -38,7 +38,5 @@ def test_two_refreshes_at_once_read_each_note_once(tmp_path: Path) -> None:
     assert [r["indexed_count"] for r in reports] == [NOTES + 1, NOTES + 1]
     assert sum(r["diagnostics"]["files_read"] for r in reports) == NOTES
     found = home.recall("query", "--json", "heron number1234")
-    # a command run in process over more than 2,000 notes answers partial: it does not watch
-    # the folder, so it cannot claim an older note edited in place is indexed
-    assert found.code == 3 and found.json["outcome"] == "answered", found.stderr
+    assert found.code == 0, found.stderr
     assert found.json["results"][0]["locator"].startswith("notes:area2/note-01234.md")

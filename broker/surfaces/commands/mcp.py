@@ -30,8 +30,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"recall mcp needs the MCP SDK ({exc}); install recall with the 'mcp' extra") from None
     import anyio
 
+    from adapter_sdk.residence import mark_long_lived
     from broker.project_settings import vet_project_settings
 
+    mark_long_lived()  # its adapters watch their sources at once
     config = load_config()
     profile = config.profile(args.profile).name
     anyio.run(vet_project_settings, config)  # a trust-boundary crossing stops us before serving

@@ -118,10 +118,13 @@ def serve(args: argparse.Namespace, on_listening: Callable[[str], None] | None =
     import anyio
     import uvicorn
 
+    from adapter_sdk.residence import mark_long_lived
     from broker.config import load_config
     from broker.errors import UsageError
     from broker.project_settings import vet_project_settings
     from broker.surfaces.http import create_app
+
+    mark_long_lived()  # its adapters watch their sources at once
 
     if args.request_timeout <= 0:
         raise UsageError("--request-timeout must be more than 0 seconds")

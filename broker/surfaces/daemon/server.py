@@ -312,8 +312,10 @@ def idle_limit(given: float | None) -> float:
 
 def serve(socket_path: str, idle_seconds: float) -> int:
     """Run until idle, stale, stopped or signalled; the socket path is released on the way out."""
+    from adapter_sdk.residence import mark_long_lived
     from broker.config import load_config
 
+    mark_long_lived()  # its adapters watch their sources at once
     config = load_config()
     resident = Resident(config, socket_path, idle_seconds)
     app = create_app(
