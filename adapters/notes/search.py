@@ -4,7 +4,8 @@ Ranking is FTS5's BM25 (k1 1.2, b 0.75) over each chunk's title (its heading
 path, weighted 2) and body, multiplied by the share of the question's term
 weight the chunk holds (each content term weighted by its IDF over the
 chunks, ``adapter_sdk.relevance``), so the generic words of a question count
-for less than its decisive ones. A natural-language question (one that lost
+for less than its decisive ones; in a long chunk, the share its best passage
+holds (``adapters.notes.proximity``). A natural-language question (one that lost
 function words) admits only chunks holding at least two of its content terms,
 or one term carrying at least half the question's weight (a rare, decisive
 word), so scaffolding cannot manufacture a hit. Admission is tried narrowest first
@@ -53,6 +54,7 @@ from adapter_sdk.markdown.front_matter import normalize_reference
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
 from adapters.notes.excerpts import matched_window
+from adapters.notes.proximity import passage_coverage
 from adapters.notes.ranker import RankerUnreadable
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 from adapters.notes.store import Store, row_counts
@@ -214,7 +216,13 @@ def run_search(
             identifier_coverage[hit.row["id"]] = kinds[1]
 
     for hit in hits.values():
-        hit.score *= weighted_coverage(hit.matched, weights)
+        hit.score *= (
+            passage_coverage(
+                tokenize_unmarked(hit.row["chunk_title"]), hit.body_terms, hit.spelled, weights, stemmed
+            )
+            if hit.measured
+            else weighted_coverage(hit.matched, weights)
+        )
         if hit.matched and _names_the_question(hit, terms):
             hit.score *= NAME_MATCH_BOOST
             hit.named = True
