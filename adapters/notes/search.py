@@ -54,7 +54,7 @@ from adapter_sdk.markdown.front_matter import normalize_reference
 from adapter_sdk.protocol import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
 from adapters.notes.excerpts import matched_window
-from adapters.notes.proximity import passage_coverage
+from adapters.notes.proximity import passage_share, rescore_by_passages
 from adapters.notes.ranker import RankerUnreadable
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 from adapters.notes.store import Store, row_counts
@@ -216,16 +216,17 @@ def run_search(
             identifier_coverage[hit.row["id"]] = kinds[1]
 
     for hit in hits.values():
-        hit.score *= (
-            passage_coverage(
-                tokenize_unmarked(hit.row["chunk_title"]), hit.body_terms, hit.spelled, weights, stemmed
-            )
-            if hit.measured
-            else weighted_coverage(hit.matched, weights)
-        )
+        hit.score *= weighted_coverage(hit.matched, weights)
         if hit.matched and _names_the_question(hit, terms):
             hit.score *= NAME_MATCH_BOOST
             hit.named = True
+    rescore_by_passages(
+        sorted(hits.values(), key=lambda h: (not h.exact, -h.score)),
+        limit,
+        lambda h: passage_share(
+            tokenize_unmarked(h.row["chunk_title"]), h.body_terms, h.spelled, weights, stemmed
+        ) if h.measured else 1.0,
+    )
     # a chunk the index admitted by a stem it shares with no term of the question (a
     # name kept whole: "http" for "https") holds nothing asked for
     ordered = sorted(

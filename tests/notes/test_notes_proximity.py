@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapter_sdk.lexical import matching_stem, tokenize
-from adapters.notes.proximity import PASSAGE_TOKENS, passage_coverage
+from adapters.notes.proximity import PASSAGE_TOKENS, passage_coverage, rescore_by_passages
 
 from .adapter_process import NotesProcess
 from .conftest import write_note
@@ -52,3 +55,26 @@ def fields_and_keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NotesP
 def test_words_held_together_outrank_the_same_words_scattered_more_often(fields_and_keys: NotesProcess) -> None:
     found = fields_and_keys.search("sort processes by memory")["candidates"]
     assert [c["source_record_id"] for c in found] == ["keys.md", "fields.md"]
+
+
+@dataclass
+class _Hit:
+    score: float
+    share: float
+    exact: bool = False
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0.01, 10), st.floats(0.05, 1), st.booleans()), max_size=40),
+    st.integers(1, 25),
+)
+def test_rescoring_best_first_shows_what_rescoring_every_hit_would(rows, limit) -> None:
+    def shown(hits: list[_Hit]) -> list[int]:
+        order = sorted(range(len(hits)), key=lambda i: (not hits[i].exact, -hits[i].score, i))
+        return order[:limit]
+
+    every = [_Hit(score * share, share, exact) for score, share, exact in rows]
+    lazy = [_Hit(score, share, exact) for score, share, exact in rows]
+    rescore_by_passages(sorted(lazy, key=lambda h: (not h.exact, -h.score)), limit, lambda h: h.share)
+    assert shown(lazy) == shown(every)
