@@ -16,6 +16,14 @@ stores, so "backups", "backup" and "backed up" meet at "backup". An adapter
 searching such an index measures relevance with ``stemmed`` (``term_keys`` and
 ``adapter_sdk.relevance.lexical_relevance(..., key=stemmed)``), so a term
 counts as matched exactly when the index matched it.
+
+Stemming is for English words. An abbreviation or protocol name (no vowel:
+"https", "nfs") or a code holding a digit ("ipv6", "sha256sum") is a name, and
+Porter's rules would turn it into another one ("https" into "http"). An
+adapter that measures with ``matching_stem`` keeps such tokens whole: its index
+still admits "http" for "https" (it stores ``stemmed``), but a record holding
+only "http" does not hold the term "https"; it looks a term up in the index
+by its ``stemmed`` form.
 """
 
 from __future__ import annotations
@@ -167,6 +175,25 @@ def exact(token: str) -> str:
 def stemmed(token: str) -> str:
     """``token`` with its diacritics removed, Porter-stemmed (``adapter_sdk.porter``)."""
     return stem(fold_diacritics(token))
+
+
+@lru_cache(maxsize=65536)
+def matching_stem(token: str) -> str:
+    """``stemmed``, except that a token Porter's rules would turn into another name
+    (``kept_whole``) is only diacritic-folded."""
+    folded = fold_diacritics(token)
+    return folded if kept_whole(folded) else stem(folded)
+
+
+_VOWELS = frozenset("aeiouy")
+
+
+def kept_whole(token: str) -> bool:
+    """Whether ``token`` is a name rather than an English word: it holds a digit, or it
+    is ASCII with no vowel (an abbreviation or protocol name: "https", "nfs", "tcp")."""
+    if any(ch.isdigit() for ch in token):
+        return True
+    return token.isascii() and not _VOWELS.intersection(token)
 
 
 def fold_diacritics(token: str) -> str:

@@ -4,7 +4,8 @@ Ranking is FTS5's BM25 (k1 1.2, b 0.75) over each chunk's title (its heading
 path, weighted 2) and body, multiplied by the share of the question's term
 weight the chunk holds (each content term weighted by its IDF over the
 chunks, ``adapter_sdk.relevance``), so the generic words of a question count
-for less than its decisive ones. A natural-language question (one that lost
+for less than its decisive ones; in a long chunk, the share its best passage
+holds (``adapters.notes.proximity``). A natural-language question (one that lost
 function words) admits only chunks holding at least two of its content terms,
 or one term carrying at least half the question's weight (a rare, decisive
 word), so scaffolding cannot manufacture a hit. Admission is tried narrowest first
@@ -22,8 +23,9 @@ rank first.
 The index stores Porter stems (``adapter_sdk.lexical.STEMMED_FTS5_TOKENIZER``),
 so a term matches every spelling sharing its stem ("backups", "backed up");
 coverage, admission, relevance and excerpts count a term as held exactly when
-a token of the chunk has its stem (``adapter_sdk.lexical.stemmed``). Terms
-sharing a stem are one term.
+a token of the chunk has its stem, except that a name Porter would turn into
+another one ("https", "ipv6") must be spelled as asked
+(``adapter_sdk.lexical.matching_stem``). Terms sharing a stem are one term.
 
 A search with ``as_of`` filters on modification time, unless it is answered
 from a git snapshot (``snapshot.py``): then the index searched already holds
@@ -46,11 +48,13 @@ from typing import TYPE_CHECKING, Any
 from adapter_sdk import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.admission import admission_tiers
 from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
-from adapter_sdk.lexical import stemmed as stem_token
+from adapter_sdk.lexical import matching_stem as stem_token
+from adapter_sdk.lexical import stemmed as index_term
 from adapter_sdk.markdown.chunking import split_lines, without_quotations
 from adapter_sdk.markdown.front_matter import normalize_reference
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
 from adapters.notes.excerpts import matched_window
+from adapters.notes.proximity import passage_share, rescore_by_passages
 from adapters.notes.ranker import RankerUnreadable
 from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 from adapters.notes.store import Store, row_counts
@@ -128,7 +132,8 @@ def run_search(
     keyed = term_keys(query.content_terms, stemmed)  # stem → the question's first spelling of it
     terms = set(keyed)
     frequencies, documents = _document_frequencies(
-        conn, terms, context.generation if context.complete else None, context.term_counts
+        conn, {term: index_term(spelling) for term, spelling in keyed.items()},
+        context.generation if context.complete else None, context.term_counts,
     )
     weights = {term: term_weight(frequencies.get(term, 0), documents) for term in terms}
     where, args = _note_filters(params, as_of_on_mtime=context.snapshot is None)
@@ -181,10 +186,13 @@ def run_search(
     diagnostics["pool_size"] = len(hits)
 
     exact = _exact_notes(conn, params.query, query, terms, where, args)
-    if diagnostics.get("admitted_by") == "every_term":
+    if diagnostics.get("admitted_by") == "every_term" and all(
+        term == index_term(spelling) for term, spelling in keyed.items()
+    ):
         # each chunk of this tier holds every held term, as the index matched it (the
         # ranker's stems nearly always agree), so its coverage is known; only the chunks
-        # that are returned are measured below
+        # that are returned are measured below (not so for a name kept whole: the index
+        # matched its stem)
         held_stems = {term for term in terms if frequencies.get(term)}
         for hit in hits.values():
             hit.matched = set(held_stems)
@@ -214,8 +222,18 @@ def run_search(
         if hit.matched and _names_the_question(hit, terms):
             hit.score *= NAME_MATCH_BOOST
             hit.named = True
+    rescore_by_passages(
+        sorted(hits.values(), key=lambda h: (not h.exact, -h.score)),
+        limit,
+        lambda h: passage_share(
+            tokenize_unmarked(h.row["chunk_title"]), h.body_terms, h.spelled, weights, stemmed
+        ) if h.measured else 1.0,
+    )
+    # a chunk the index admitted by a stem it shares with no term of the question (a
+    # name kept whole: "http" for "https") holds nothing asked for
     ordered = sorted(
-        hits.values(), key=lambda h: (not h.exact, -h.score, h.path, h.row["ordinal"])
+        (h for h in hits.values() if h.matched or h.exact or not terms),
+        key=lambda h: (not h.exact, -h.score, h.path, h.row["ordinal"]),
     )[:limit]
     for hit in ordered:
         if not hit.measured:
@@ -241,14 +259,23 @@ def _required_terms(query: AnalyzedQuery, distinct_terms: int) -> int:
 
 
 def _document_frequencies(
-    conn: sqlite3.Connection, terms: set[str], generation: str | None, kept: Store | None
+    conn: sqlite3.Connection, index_terms: dict[str, str], generation: str | None, kept: Store | None
 ) -> tuple[dict[str, int], int]:
-    """Each stemmed term → how many chunks hold it, and how many chunks there are: the
-    IDF weights' inputs (``adapter_sdk.relevance``). Remembered per ``generation`` (one
+    """Each term (a key of ``index_terms``, valued by the term the index stores for it)
+    → how many chunks the index holds it in, and how many chunks there are: the IDF
+    weights' inputs (``adapter_sdk.relevance``). Remembered per ``generation`` (one
     state of the index, given only while no index work is pending), in this process and
     in ``kept``, since counting the chunks of a common term grows with the folder."""
+    terms = set(index_terms.values())
     if not terms:
         return {}, 0
+    frequencies, documents = _index_frequencies(conn, terms, generation, kept)
+    return {term: frequencies[stored] for term, stored in index_terms.items()}, documents
+
+
+def _index_frequencies(
+    conn: sqlite3.Connection, terms: set[str], generation: str | None, kept: Store | None
+) -> tuple[dict[str, int], int]:
     if generation and all((generation, term) in _FREQUENCIES for term in terms | {""}):
         return {term: _FREQUENCIES[generation, term] for term in terms}, _FREQUENCIES[generation, ""]
     documents = row_counts(conn)[1]

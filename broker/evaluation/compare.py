@@ -2,7 +2,8 @@
 
 Two runs are comparable only if they ran the same pack content (same content
 hash) and both passed their gates. Then every rate is compared overall, in
-every tag group, in every source-family group and in the source-family macro.
+every tag group, in every source-family group, in the source-family macro and
+in each half of the pack (``split``).
 A regression is a rate defined on both sides whose change is below −1e-9
 (``forbidden_at_5`` is sign-flipped, so negative always means worse), a rate
 the baseline had (n > 0) that the run no longer has, or a group that vanished.
@@ -60,6 +61,8 @@ def _scopes(metrics: Mapping[str, Any]) -> Iterator[tuple[str, str, str, Mapping
     for name, block in metrics["by_source_family"]["groups"].items():
         yield f"source_family:group:{name}", "source_family", name, block
     yield "source_family:macro", "source_family", "macro", metrics["by_source_family"]["macro"]
+    for name, block in metrics.get("by_split", {}).get("groups", {}).items():
+        yield f"split:group:{name}", "split", name, block
 
 
 def _delta(key: str, dimension: str, group: str, rate: str, base: Mapping, cand: Mapping | None) -> dict:

@@ -19,7 +19,7 @@ import anyio
 from broker.evaluation.gates import FAIL, evaluate_gates
 from broker.evaluation.hashing import content_hash
 from broker.evaluation.metrics import aggregate
-from broker.evaluation.pack import Pack, check_against_config
+from broker.evaluation.pack import Pack, Split, check_against_config
 from broker.evaluation.runner import observe_all
 from broker.evaluation.scoring import score
 
@@ -38,8 +38,10 @@ class EvalRun:
         return self.run["status"] == "pass"
 
 
-def run_pack(pack: Pack) -> EvalRun:
-    """Run every case of ``pack`` against a fresh state directory."""
+def run_pack(pack: Pack, split: Split | None = None) -> EvalRun:
+    """Run every case of ``pack`` (or of one half of it) against a fresh state directory."""
+    if split is not None:
+        pack = pack.only_split(split)
     digest = content_hash(pack)
     started = datetime.now(UTC)
     clock = time.perf_counter_ns()
@@ -75,6 +77,7 @@ def run_pack(pack: Pack) -> EvalRun:
         "finished_at": finished.isoformat(),
         "elapsed_ns": elapsed,
         "pack": {"pack_id": pack.pack_id, "version": pack.manifest.version, "content_hash": digest},
+        "split": split,
         "environment": _environment(pack, adapter_ids),
         "metrics": metrics,
         "gates": gates,

@@ -55,7 +55,7 @@ MANIFEST_FIELDS = (
 CASE_FIELDS = (
     "schema_version", "case_id", "query", "profile", "as_of", "expected_behavior", "tags", "timeout_ms",
     "notes", "expected_fail", "mode", "suppress_lineages", "scope", "assertions",
-    "limit", "response_tokens", "include_stale", "valid_at",
+    "limit", "response_tokens", "include_stale", "valid_at", "split",
 )
 ALWAYS = frozenset({"schema_version", "pack_id", "version", "cases", "judgments", "case_id", "query",
                     "expected_behavior", "lineage_root", "relevance", "recorded", "reason"})

@@ -22,6 +22,7 @@ FORBIDDEN_K = 5
 
 RATES = (
     "ndcg_at_10",
+    "success_at_1",
     "recall_at_5",
     "recall_at_20",
     "mrr_at_10",
@@ -92,6 +93,11 @@ def success_at(ranked: Sequence[str], grades: Grades, k: int = SUCCESS_K) -> Val
     if not useful:
         return None
     return 1.0 if useful & set(ranked[:k]) else 0.0
+
+
+def success_at_1(ranked: Sequence[str], grades: Grades) -> Value:
+    """1 if the first result's root is graded 2 or more; undefined without such a judgment."""
+    return success_at(ranked, grades, 1)
 
 
 def forbidden_at(ranked: Sequence[str], grades: Grades, k: int = FORBIDDEN_K) -> Value:
@@ -222,17 +228,18 @@ def macro(groups: Mapping[str, Mapping]) -> dict:
 def grouped(cases: Sequence[Mapping], key: str) -> dict:
     members: dict[str, list[Mapping]] = {}
     for case in cases:
-        for name in case[key]:
+        for name in case.get(key, ()):  # records scored before a grouping existed have none
             members.setdefault(name, []).append(case)
     groups = {name: block(members[name]) for name in sorted(members)}
     return {"groups": groups, "macro": macro(groups)}
 
 
 def aggregate(cases: Sequence[Mapping]) -> dict:
-    """``overall``, ``by_tag`` and ``by_source_family`` over scored case records."""
+    """``overall``, ``by_tag``, ``by_source_family`` and ``by_split`` over scored case records."""
     return {
         "cases": len(cases),
         "overall": block(cases),
         "by_tag": grouped(cases, "tags"),
         "by_source_family": grouped(cases, "families"),
+        "by_split": grouped(cases, "splits"),
     }

@@ -176,6 +176,8 @@ class ExpectedFail(_Strict):
 
 
 Behavior = Literal["answer", "abstain", "fail"]
+Split = Literal["tuning", "held-out"]
+SPLITS: tuple[Split, ...] = ("tuning", "held-out")
 
 
 class Case(_Strict):
@@ -198,6 +200,9 @@ class Case(_Strict):
     response_tokens: int | None = Field(default=None, ge=1)
     include_stale: bool = False
     valid_at: datetime | None = None
+    # which half of a judged pack the case belongs to: ranking is tuned on "tuning"
+    # only and must hold on "held-out" (eval/README.md)
+    split: Split | None = None
 
     @field_validator("query")
     @classmethod
@@ -273,6 +278,13 @@ class Pack:
     @property
     def config_file(self) -> Path:
         return self.directory / self.manifest.sources_dir / CONFIG_FILE
+
+    def only_split(self, split: Split) -> Pack:
+        """The same pack reduced to the cases of one half; its runs compare only with runs of that half."""
+        cases = [c for c in self.cases if c.split == split]
+        if not cases:
+            raise PackError(self.directory, [f"no case is in the {split!r} split"])
+        return Pack(self.directory, self.manifest, cases, self.judgments)
 
     def config_text(self) -> str:
         """The pack's configuration with its placeholders filled in."""

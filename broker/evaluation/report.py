@@ -9,6 +9,7 @@ from broker.evaluation.compare import Comparison
 
 LABELS = (
     ("ndcg_at_10", "nDCG@10"),
+    ("success_at_1", "S@1"),
     ("recall_at_5", "R@5"),
     ("recall_at_20", "R@20"),
     ("mrr_at_10", "MRR@10"),
@@ -71,7 +72,10 @@ def summary_markdown(run: Mapping[str, Any]) -> str:
         for record in run["expected_failures"]:
             names = ", ".join(a["assertion"] for a in record["assertions"])
             lines.append(f"- {record['case_id']} ({names}): {record['reason']}")
-    lines += ["", "## Metrics", "", metrics_line("overall", metrics["overall"]), ""]
+    lines += ["", "## Metrics", "", metrics_line("overall", metrics["overall"])]
+    for name, block in metrics.get("by_split", {}).get("groups", {}).items():
+        lines.append(metrics_line(f"split {name}", block))
+    lines.append("")
     for dimension, title in (("by_tag", "tag"), ("by_source_family", "source family")):
         grouping = metrics[dimension]
         for name, block in grouping["groups"].items():

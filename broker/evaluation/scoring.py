@@ -2,7 +2,7 @@
 
 An observation is the JSON-ready record the runner made of one query (see
 :mod:`broker.evaluation.runner`); scoring adds ``ranked``, ``metrics``,
-``violations``, ``sensitivity_leaks`` and ``families`` to it.
+``violations``, ``sensitivity_leaks``, ``families``, ``tags`` and ``splits`` to it.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ def score(
         "recall_at_20": m.recall_at(ranked, grades, 20),
         "mrr_at_10": m.mrr_at(ranked, grades),
         "success_at_5": m.success_at(ranked, grades),
+        "success_at_1": m.success_at_1(ranked, grades),
         "forbidden_at_5": m.forbidden_at(ranked, grades),
         "abstention_accuracy": m.abstention_accuracy(observed, expected),
         "abstention_precision": m.abstention_precision(observed, expected),
@@ -95,6 +96,7 @@ def score(
          for root, g in grades.items() if g.relevance > 0}
     )
     observation["tags"] = list(case.tags)
+    observation["splits"] = [case.split] if case.split else []
     return observation
 
 

@@ -53,7 +53,7 @@ def fuse(
     locations = {uid: facts.location_key for uid, facts in sources.items()}
     clusters = build_clusters(groups, locations, params.corroboration_cap)
     ordered, promoted = order_clusters(clusters, query_class, identifiers)
-    promotion = promote(ordered, state, params.relevance_floor)
+    promotion = promote(ordered, state, params.relevance_floor, params.query)
 
     stale: list[Suppression] = []
     eligible: list[Cluster] = []

@@ -15,6 +15,14 @@ earned; with ``include_stale`` X stays, marked, directly below Y. A successor
 of a superseded cluster that clears the relevance floor inherits that
 relevance and is exempt from the floor, as is any cluster holding a candidate
 fetched as a promoted successor (``metadata.promoted_successor``).
+
+A successor the query did not find (fetched by its locator), whose title and
+excerpt share no word with the question, takes X's place wherever its own
+lookup ranked it; it takes the first place only when X's title or excerpt
+shows every content word of the question. Else, when X ranks first, Y goes
+directly below the first shown cluster after X (if there is one): a record
+that matched part of the question, perhaps by accident, does not hand the top
+to a successor that says nothing of it.
 """
 
 from __future__ import annotations
@@ -164,7 +172,7 @@ class Promotion:
     floor_exempt: set[int] = field(default_factory=set)
 
 
-def promote(ordered: list[Cluster], state: TemporalState, floor: float) -> Promotion:
+def promote(ordered: list[Cluster], state: TemporalState, floor: float, question: str = "") -> Promotion:
     """Apply the successor promotion rule (module docstring) to the fused order."""
     home: dict[Hashable, Cluster] = {}
     for cluster in ordered:
@@ -189,11 +197,48 @@ def promote(ordered: list[Cluster], state: TemporalState, floor: float) -> Promo
         if id(successor) not in out.predecessors:
             out.predecessors[id(successor)] = cluster
             at, was = out.ordered.index(cluster), out.ordered.index(successor)
-            if was > at:
+            if not _found_by_the_question(successor, question):
+                _inherit_place(out.ordered, successor, cluster, question)
+            elif was > at:
                 out.ordered.insert(at, out.ordered.pop(was))
         if floor <= 0 or not cluster.below_floor(floor):
             out.floor_exempt.add(id(successor))
     return out
+
+
+def _words_shown(cluster: Cluster) -> set[str]:
+    """The words of the cluster's titles and excerpts, as the notes source matches words."""
+    from adapter_sdk.lexical import matching_stem, tokenize
+
+    return {matching_stem(t) for c in cluster.candidates for t in tokenize(f"{c.title}\n{c.excerpt or ''}")}
+
+
+def _question_words(question: str) -> set[str]:
+    from adapter_sdk.lexical import analyze_query, matching_stem
+
+    return {matching_stem(t) for t in analyze_query(question).content_terms}
+
+
+def _found_by_the_question(cluster: Cluster, question: str) -> bool:
+    """Whether the query found the cluster itself, or its title or excerpt holds a
+    content word of the question."""
+    if not all(is_promoted_successor(c) for c in cluster.candidates):
+        return True
+    return bool(_question_words(question) & _words_shown(cluster))
+
+
+def _inherit_place(ordered: list[Cluster], successor: Cluster, predecessor: Cluster, question: str) -> None:
+    """Put a successor that shares no word with the question at its predecessor's place
+    (wherever its own lookup ranked it). That place is the first only when the
+    predecessor shows every content word of the question; else the successor goes
+    directly below the first shown cluster after it (the top when there is none)."""
+    ordered.remove(successor)
+    place = ordered.index(predecessor)
+    if place == 0 and not _question_words(question) <= _words_shown(predecessor):
+        place = next(
+            (i + 1 for i, c in enumerate(ordered) if c is not predecessor and c.verdict in SHOWN_VERDICTS), 0
+        )
+    ordered.insert(place, successor)
 
 
 def _succession(cluster: Cluster, state: TemporalState) -> Succession | None:

@@ -65,3 +65,34 @@ def test_compare_exits_three_when_a_rate_drops(write_pack, tmp_path, capsys):
 def test_compare_needs_two_runs(capsys):
     assert dispatch(["eval", "compare", "only-one"]) == 1
     assert "BASELINE RUN" in capsys.readouterr().err
+
+
+def test_a_run_reports_each_half_and_split_runs_only_that_half(write_pack, tmp_path):
+    from tests.eval.conftest import CASES
+
+    halves = [dict(CASES[0], split="tuning"), dict(CASES[1], split="held-out")]
+    pack = str(write_pack(cases=halves))
+    assert dispatch(["eval", "run", "--pack", pack, "--out", str(tmp_path / "all")]) == 0
+    groups = json.loads((tmp_path / "all" / "run.json").read_text())["metrics"]["by_split"]["groups"]
+    assert groups["tuning"]["success_at_1"] == {"value": 1.0, "n": 1}
+    assert groups["held-out"]["abstention_recall"] == {"value": 1.0, "n": 1}
+    assert "split held-out" in (tmp_path / "all" / "summary.md").read_text()
+
+    assert dispatch(["eval", "run", "--pack", pack, "--split", "held-out", "--out", str(tmp_path / "half")]) == 0
+    half = json.loads((tmp_path / "half" / "run.json").read_text())
+    assert half["split"] == "held-out"
+    assert [json.loads(line)["case_id"] for line in (tmp_path / "half" / "cases.jsonl").read_text().splitlines()] \
+        == ["off-topic"]
+    # a half is not the pack: it never compares with a run of the whole
+    assert dispatch(["eval", "compare", str(tmp_path / "all"), str(tmp_path / "half")]) == 3
+
+
+def test_validate_refuses_a_must_abstain_question_whose_words_are_in_the_corpus(write_pack, capsys):
+    pool = [{"schema_version": 1, "case_id": "pool-1", "query": "zeppelin checksums", "expected_behavior": "abstain",
+             "tags": ["abstain"]}]
+    pack = write_pack(abstain_pool="pool.jsonl")
+    (pack / "pool.jsonl").write_text(json.dumps(pool[0]) + "\n")
+    assert dispatch(["eval", "validate", "--pack", str(pack)]) == 1
+    assert "must-abstain case pool-1 shares words with the corpus: checksum" in capsys.readouterr().err
+    (pack / "pool.jsonl").write_text(json.dumps(dict(pool[0], query="zeppelin mooring")) + "\n")
+    assert dispatch(["eval", "validate", "--pack", str(pack)]) == 0

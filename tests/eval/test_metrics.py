@@ -7,6 +7,7 @@ import math
 import pytest
 
 from broker.evaluation.metrics import (
+    RATES,
     Grade,
     abstention_accuracy,
     abstention_precision,
@@ -24,6 +25,7 @@ from broker.evaluation.metrics import (
     recall_at,
     source_outcome_accuracy,
     success_at,
+    success_at_1,
 )
 
 GRADES = {
@@ -165,11 +167,7 @@ def test_percentile_is_nearest_rank():
 
 
 def _case(case_id: str, tags: list[str], families: list[str], ndcg: float | None) -> dict:
-    metrics = dict.fromkeys(
-        ("ndcg_at_10", "recall_at_5", "recall_at_20", "mrr_at_10", "success_at_5", "forbidden_at_5",
-         "abstention_accuracy", "abstention_precision", "abstention_recall", "coverage_accuracy",
-         "degraded_handling", "locator_success", "provenance_accuracy", "source_outcome_accuracy")
-    )
+    metrics = dict.fromkeys(RATES)
     metrics["ndcg_at_10"] = ndcg
     return {"case_id": case_id, "tags": tags, "families": families, "metrics": metrics, "latency_ns": 1}
 
@@ -187,3 +185,20 @@ def test_groups_count_a_case_in_every_tag_and_the_macro_averages_group_means():
     assert families["groups"]["notes"]["cases"] == 2
     assert families["macro"]["ndcg_at_10"] == {"value": 0.5, "n": 2}
     assert families["macro"]["mrr_at_10"] == {"value": None, "n": 0}
+
+
+def test_success_at_1_reads_only_the_first_root():
+    grades = {"s:a": Grade(3), "s:b": Grade(2), "s:c": Grade(1)}
+    assert success_at_1(["s:b", "s:a"], grades) == 1.0
+    assert success_at_1(["s:c", "s:a"], grades) == 0.0
+    assert success_at_1([], grades) == 0.0
+    assert success_at_1(["s:c"], {"s:c": Grade(1)}) is None
+
+
+def test_each_half_of_a_split_pack_is_its_own_group():
+    cases = [_case("a", [], [], 1.0), _case("b", [], [], 0.0), _case("c", [], [], 0.5)]
+    for case, split in zip(cases, ("tuning", "held-out", "held-out"), strict=True):
+        case["splits"] = [split]
+    halves = aggregate(cases)["by_split"]["groups"]
+    assert halves["tuning"]["ndcg_at_10"] == {"value": 1.0, "n": 1}
+    assert halves["held-out"]["ndcg_at_10"] == {"value": 0.25, "n": 2}

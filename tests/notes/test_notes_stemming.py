@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from adapter_sdk.lexical import (
     STEMMED_FTS5_TOKENIZER,
     fold_diacritics,
+    matching_stem,
     stemmed,
     term_keys,
     tokenize,
@@ -26,6 +27,9 @@ NOTES = {
     "retention.md": "# Retention\n\nOur retention policies keep twelve monthly archives.\n",
     "both.md": "# Both\n\nOne widget here.\n\n## More\n\nMany widgets there.\n",
     "cafe.md": "# Café\n\nThe café opens at eight.\n",
+    "proxy.md": "# Proxy\n\nThe http proxy forwards plain requests on port 3128.\n",
+    "tls.md": "# Certificates\n\nThe https endpoint renews its certificate monthly.\n",
+    "tunnel.md": "# Tunnel\n\nThe ipv6 tunnel and the ipv4 address of the gateway.\n",
 }
 
 _WORDS = st.text(alphabet="abcdeilmnorstuvyzéøß", min_size=1, max_size=14)
@@ -124,3 +128,17 @@ def test_unaccented_query_finds_accented_word(stems: NotesProcess) -> None:
     result = stems.search("cafe opens")
     assert [c["source_record_id"] for c in result["candidates"]] == ["cafe.md"]
     assert result["candidates"][0]["excerpt"] == "The café opens at eight."
+
+
+def test_a_protocol_name_is_not_stemmed_into_another_one(stems: NotesProcess) -> None:
+    assert stemmed("https") == "http"  # as the index stores it
+    for query in ("https", "https endpoint"):
+        result = stems.search(query)
+        assert [c["source_record_id"] for c in result["candidates"]] == ["tls.md"], query
+    assert [c["source_record_id"] for c in stems.search("http")["candidates"]] == ["proxy.md"]
+
+
+def test_a_code_with_a_digit_is_matched_as_spelled(stems: NotesProcess) -> None:
+    top = stems.search("ipv6 gateway")["candidates"][0]
+    assert top["source_record_id"] == "tunnel.md"
+    assert matching_stem("ipv6s") == "ipv6s" and matching_stem("backups") == "backup"

@@ -11,13 +11,15 @@ from broker.surfaces.commands._common import add_json, print_json
 HELP = "run and compare evaluation packs"
 DESCRIPTION = """Validate and run judged query packs, and compare a run with a baseline.
 
-  recall eval validate --pack DIR
-  recall eval run --pack DIR [--out DIR] [--json]
+  recall eval validate --pack DIR      (also: no must-abstain word in the corpus)
+  recall eval run --pack DIR [--split tuning|held-out] [--out DIR] [--json]
   recall eval compare BASELINE RUN [--json]
 
 A pack holds pack.json, cases.jsonl, judgments.jsonl and its own configuration
 (sources/config.toml, where ${PACK} is the pack directory and ${PYTHON} this
-interpreter). A run writes run.json, cases.jsonl and summary.md to --out
+interpreter). A judged pack's cases are split into a tuning half and a
+held-out half (each case's "split"); a run reports both, --split runs one. A
+run writes run.json, cases.jsonl and summary.md to --out
 (default $XDG_STATE_HOME/recall/eval/<run_id>). BASELINE and RUN are run
 directories or run.json files.
 
@@ -36,6 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=ACTIONS, help="validate | run | compare")
     parser.add_argument("runs", nargs="*", metavar="RUN", help="compare: BASELINE RUN")
     parser.add_argument("--pack", metavar="DIR", help="the pack directory (validate, run)")
+    parser.add_argument("--split", choices=("tuning", "held-out"), help="run: only the cases of this half")
     parser.add_argument("--out", "--output", dest="out", metavar="DIR", help="where a run writes its artifacts")
     add_json(parser)
 
@@ -43,6 +46,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from broker.errors import UsageError
 
+    if args.split and args.action != "run":
+        raise UsageError("--split applies to eval run only")
     if args.action != "compare" and args.runs:
         raise UsageError(f"eval {args.action} takes no positional arguments; use --pack DIR")
     if args.action == "compare":
@@ -57,12 +62,19 @@ def run(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     import tempfile
 
+    from broker.evaluation.abstain_pool import leaked_words
     from broker.evaluation.hashing import content_hash
-    from broker.evaluation.pack import check_against_config, load_pack
+    from broker.evaluation.pack import PackError, check_against_config, load_pack
 
     pack = load_pack(Path(args.pack))
     with tempfile.TemporaryDirectory(prefix="recall-eval-") as scratch:
         check_against_config(pack, pack.config(Path(scratch)))
+    leaked = leaked_words(pack)
+    if leaked:
+        raise PackError(pack.directory, [
+            f"{pack.manifest.abstain_pool}: must-abstain case {case_id} shares words with the corpus: "
+            + ", ".join(stems) for case_id, stems in leaked.items()
+        ])
     judged = sum(len(j) for j in pack.judgments.values())
     digest = content_hash(pack)
     if args.json:
@@ -81,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     from broker.evaluation.report import summary_markdown
 
     pack = load_pack(Path(args.pack))
-    result = run_pack(pack)
+    result = run_pack(pack, args.split)
     out = Path(args.out) if args.out else _default_out(result.run["run_id"])
     write_run(result, out)
     if args.json:
