@@ -47,6 +47,9 @@ class OnnxEncoder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # warnings would go to stderr on every load
+        # the default graph optimisations fold the int8 weights into float32 ones once, at
+        # load (most of a second): without them every run dequantizes all of them again,
+        # and a one-question run takes three times as long
         self._session: Any = onnxruntime.InferenceSession(
             str(weights_path()), options, providers=["CPUExecutionProvider"]
         )
