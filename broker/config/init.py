@@ -120,7 +120,7 @@ def render_user_config(
         (
             semantic,
             "indexed",
-            "The same notes ranked by meaning (the semantic extra); fused with the notes source.",
+            "The same notes ranked by meaning (the semantic leg); fused with the notes source.",
         ),
     ):
         if source is None:
