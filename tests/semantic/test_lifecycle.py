@@ -140,3 +140,36 @@ def test_a_resident_broker_embeds_a_note_added_while_it_runs(resident_home: Reca
     assert found.code == 0, found.stdout + found.stderr
     assert found.json["results"][0]["locator"] == "notes-meaning:scripts.md#L1-L3"
     assert found.json["coverage"] == "complete"
+
+
+def test_a_killed_build_resumes_with_what_it_had_stored(tmp_path: Path) -> None:
+    import sqlite3
+
+    notes, work = tmp_path / "notes", tmp_path / "work"
+    for n in range(300):
+        write_note(notes, f"n{n:03d}.md", f"# Note {n}\n\nItem {n} of the inventory sits on shelf {n % 17}.\n")
+    first = AdapterProcess("semantic", "meaning", expand_detail="excerpt")
+    try:
+        first.initialize(str(notes), str(work))
+        stop = time.monotonic() + 300
+        stored = 0
+        while stored < 256:  # the first batch is written to the store
+            assert time.monotonic() < stop, "no batch was stored in time"
+            time.sleep(0.2)
+            with sqlite3.connect(work / "embeddings.sqlite3") as conn:
+                stored = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        first.process.kill()
+        first.process.wait()
+    finally:
+        first.close()
+    with sqlite3.connect(work / "embeddings.sqlite3") as conn:
+        stored = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+    second = AdapterProcess("semantic", "meaning", expand_detail="excerpt")
+    try:
+        second.initialize(str(notes), str(work))
+        pending = second.health()["diagnostics"]["pending_chunks"]
+        assert pending == 300 - stored and pending < 300 - 255
+        done = second.refresh()
+        assert done["coverage"] == "complete" and done["indexed_count"] == 300
+    finally:
+        second.close()
