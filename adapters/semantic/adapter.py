@@ -195,7 +195,7 @@ class SemanticAdapter(Adapter):
         index = self._index()
         if not self.building and index.watermark is not None and index.watermark.moved():
             self._start_build(rescan=True)
-        if self.building:
+        if self.building and index.snapshot() is not None:  # a first build is never waited for
             self._wait_for_build(min(WAIT_PENDING_S, _seconds_left(deadline) - ANSWER_RESERVE_S)
                                  if index.pending < WAIT_PENDING_BELOW else 0.0)
 
