@@ -18,6 +18,9 @@ the similarity (``relevance_basis = vector_similarity``), and each candidate
 names the lexical source's chunk it projects (``derived_from``), so the broker
 fuses the two legs by reciprocal rank into one result per chunk.
 
+Excerpts (``excerpts.py``): the best hits show the sentences of their chunk most like
+the question, not the chunk's first line.
+
 Ranking: the admitted chunks by similarity, best first. A long note may fill
 much of the list; the broker shows it as one result and lists its chunks only
 while they outrank the next result (``broker.fusion.explain``), so its weak
@@ -63,6 +66,7 @@ from adapter_sdk.protocol import (
 from adapter_sdk.server import Adapter, current_cancellation, log
 from adapters.semantic.admission import MIN_MARGIN, admission
 from adapters.semantic.encoders import DEFAULT_MODEL, MODELS
+from adapters.semantic.excerpts import SentenceExcerpts
 from adapters.semantic.index import VectorIndex
 
 ADAPTER_ID = "recall-semantic/1"
@@ -70,6 +74,7 @@ DEFAULT_LIMIT = 20
 ANSWER_RESERVE_S = 0.25  # of a deadline, kept for answering after a wait
 WAIT_PENDING_BELOW = 64  # a search waits for a build this small (a note just written)
 WAIT_PENDING_S = 2.0
+EXCERPT_RESERVE_S = 0.5  # of a deadline: with less left, hits keep their preview
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -111,6 +116,7 @@ class SemanticAdapter(Adapter):
         self.margin = MIN_MARGIN
         self._builder: threading.Thread | None = None
         self._build_lock = threading.Lock()
+        self._sentence_excerpts: SentenceExcerpts | None = None
 
     def initialize(self, params: InitializeParams) -> Manifest:
         from adapters.semantic.encoders import missing
@@ -199,6 +205,11 @@ class SemanticAdapter(Adapter):
             self._wait_for_build(min(WAIT_PENDING_S, _seconds_left(deadline) - ANSWER_RESERVE_S)
                                  if index.pending < WAIT_PENDING_BELOW else 0.0)
 
+    def _excerpts(self, index: VectorIndex) -> SentenceExcerpts:
+        if self._sentence_excerpts is None:
+            self._sentence_excerpts = SentenceExcerpts(index.root, index.encoder)
+        return self._sentence_excerpts
+
     def search(self, params: SearchParams) -> SearchResult:
         import numpy as np
 
@@ -242,10 +253,13 @@ class SemanticAdapter(Adapter):
         admitted = [int(i) for i in order if similarity[i] >= bar.least_similarity]
         diagnostics["best_similarity"] = round(float(similarity[order[0]]), 4) if len(order) else None
         diagnostics["admitted"] = len(admitted)
+        hits = [snapshot.chunks[i] for i in admitted]
+        excerpts: list[str | None] = [None] * len(hits)
+        if _seconds_left(params.deadline) > EXCERPT_RESERVE_S:
+            excerpts = self._excerpts(index).excerpts(hits, query)
         observed = datetime.now(UTC)
         candidates = []
-        for rank, i in enumerate(admitted, start=1):
-            chunk = snapshot.chunks[i]
+        for rank, (i, chunk, matched) in enumerate(zip(admitted, hits, excerpts, strict=True), start=1):
             local = f"{chunk.path}#L{chunk.start_line}-L{chunk.end_line}"
             score = round(float(similarity[i]), 6)
             candidates.append(Candidate(
@@ -255,8 +269,8 @@ class SemanticAdapter(Adapter):
                 derived_from=[f"{self.lexical_source}:{local}"],
                 record_type="document",
                 title=chunk.title,
-                excerpt=chunk.preview or None,
-                excerpt_kind=ExcerptKind.preview if chunk.preview else None,
+                excerpt=matched or chunk.preview or None,
+                excerpt_kind=ExcerptKind.matched if matched else ExcerptKind.preview if chunk.preview else None,
                 local_rank=rank,
                 local_score=score,
                 relevance=min(max(score, 0.0), 1.0),

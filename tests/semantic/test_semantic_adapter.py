@@ -159,3 +159,26 @@ def test_chunks_rank_by_their_own_similarity_whichever_note_holds_them(tmp_path:
         assert limited == ["changes.md", "changes.md"]
     finally:
         proc.close()
+
+
+def test_a_hit_shows_the_sentences_most_like_the_question_not_its_first_line(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "adr.md").write_text(
+        "# ADR 7: backups go offsite\n\nStatus: accepted.\n\nDecided in the March review. Nightly"
+        " copies of the database are shipped to a bucket in another region, so a lost data centre"
+        " costs at most one day of changes. Restores are rehearsed every quarter.\n"
+    )
+    for name, text in UNRELATED.items():
+        (notes / name).write_text(text)
+    proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt")
+    try:
+        proc.initialize(str(notes), str(tmp_path / "work"), {"lexical_source": "notes"})
+        _wait_until_built(proc)
+        top = proc.search("what happens if we lose the whole data center")["candidates"][0]
+        assert top["source_record_id"] == "adr.md"
+        assert top["excerpt_kind"] == "matched"
+        assert top["excerpt"].startswith("Nightly copies of the database are shipped")
+        assert "Status: accepted." not in top["excerpt"]
+    finally:
+        proc.close()
