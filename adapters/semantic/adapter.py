@@ -154,6 +154,9 @@ class SemanticAdapter(Adapter):
             record_types=["document"],
             query_modes=[QueryMode.semantic],
             freshness_modes=[FreshnessMode.indexed],
+            freshness_policy="indexed; before each search its folders and recent notes are checked"
+            " and a changed note is embedded again (a handful of chunks is waited for); recall"
+            " refresh embeds every change",
             as_of_support=AsOfSupport.none,
             relevance_basis=RelevanceBasis.vector_similarity,
             capabilities=[Capability.search, Capability.expand, Capability.checkpoint],
