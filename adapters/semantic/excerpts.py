@@ -6,8 +6,8 @@ the chunk's text is read from its note, only while the note's bytes are those th
 index embedded, split into sentences (at most ``MAX_SENTENCES``), and every sentence
 is embedded with the search's model. The excerpt is the most similar sentence and the
 next most similar one when both fit ``EXCERPT_CHARS``, in the note's order, joined by
-`` … ``. Sentence embeddings are remembered per chunk for the life of the
-process, so a resident adapter embeds a chunk's sentences once. Other candidates,
+`` … ``. Sentence embeddings are remembered per chunk (the ``REMEMBERED_CHUNKS``
+latest), so a resident adapter embeds a chunk's sentences once. Other candidates,
 and a note changed since it was embedded, keep the chunk's opening as a preview.
 """
 
@@ -33,6 +33,7 @@ EXCERPT_HITS = 1
 MAX_SENTENCES = 6
 SENTENCES_SHOWN = 2
 EXCERPT_CHARS = 400
+REMEMBERED_CHUNKS = 2048  # about 20 MB of sentence vectors; the oldest are forgotten first
 MIN_SENTENCE_CHARS = 12  # shorter pieces (a list marker, "Status: ok.") say too little alone
 _BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`_*\[(\"'])|\n\s*\n|\n\s*[-*+]\s+|\n\s*\d+[.)]\s+")
 
@@ -64,6 +65,8 @@ class SentenceExcerpts:
             if len(found) < 2:  # one sentence: the preview already shows it
                 return None
             found = found[:MAX_SENTENCES]
+            if len(self._known) >= REMEMBERED_CHUNKS:
+                del self._known[next(iter(self._known))]
             self._known[key] = (found, self.encoder.encode(found))
         return self._known[key]
 
