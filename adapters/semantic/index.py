@@ -104,6 +104,9 @@ class VectorIndex:
         kind = encoder_class(model)
         self.model_key: str = kind.key
         self.dimensions: int = kind.dimensions
+        # the notes a store remembers are the folder's as chunked for one model: their
+        # embedding keys name it, so another model sharing the store keeps its own
+        self._notes_root = f"{root}\n{self.model_key}"
         self.path = Path(store_dir) / "embeddings.sqlite3"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._encoder_factory = encoder_factory
@@ -119,7 +122,7 @@ class VectorIndex:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS embeddings(key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
             )
-            conn.execute(  # a store may serve several folders: notes are keyed by folder too
+            conn.execute(  # a store may serve several folders and models: notes are keyed by both
                 "CREATE TABLE IF NOT EXISTS chunked_notes(root TEXT NOT NULL, path TEXT NOT NULL,"
                 " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, checked_ns INTEGER NOT NULL,"
                 " sha256 TEXT NOT NULL,"
@@ -265,11 +268,11 @@ class VectorIndex:
         with self._transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO chunked_notes VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(self.root, *note) for note in parsed],
+                [(self._notes_root, *note) for note in parsed],
             )
             conn.executemany(
                 "DELETE FROM chunked_notes WHERE root = ? AND path = ?",
-                [(self.root, path) for path in forgotten],
+                [(self._notes_root, path) for path in forgotten],
             )
         return pending
 
@@ -301,7 +304,7 @@ class VectorIndex:
         with self._connect() as conn:
             return conn.execute(
                 "SELECT path, size, mtime_ns, checked_ns, sha256, chunks FROM chunked_notes WHERE root = ?",
-                (self.root,),
+                (self._notes_root,),
             ).fetchall()
 
     def _stored(self, keys: list[str]) -> dict[str, bytes]:
