@@ -36,6 +36,12 @@ NOTES = {
     " with each release number.\n\n## Running one\n\nMount the project at /src and run the"
     " check inside a throwaway container.\n",
     "style/quotes.md": "# Strings\n\nDouble quotes are preferred over single quotes.\n",
+    # the background a question's similarities are measured against (adapters/semantic/admission.py)
+    "life/garden.md": "# Garden\n\nTomatoes want full sun and deep watering twice a week.\n",
+    "life/travel.md": "# Travel\n\nThe night train to Vienna leaves at ten; book a couchette early.\n",
+    "team/budget.md": "# Budget\n\nThe hosting bill rose by a fifth after the storage upgrade.\n",
+    "team/oncall.md": "# On call\n\nThe pager rotates every Monday at nine.\n",
+    "team/hiring.md": "# Hiring\n\nTwo interviews, then a paid trial day with the team.\n",
 }
 DOCKER = "ops/docker.md#L1-L3"
 SCORES = (
@@ -43,6 +49,10 @@ SCORES = (
     "/result/candidates/*/relevance",
     "/result/candidates/*/metadata/similarity",
     "/result/diagnostics/best_similarity",
+    "/result/candidates/*/metadata/margin",
+    "/result/candidates/*/metadata/least_similarity",
+    "/result/diagnostics/admission/background",
+    "/result/diagnostics/admission/least_similarity",
 )
 OBSERVED = ("/result/candidates/*/observed_at",)
 HEALTH_VOLATILE = ("/result/checked_at", "/result/last_success_at")
@@ -102,8 +112,8 @@ CASES = [
     ),
     CaseSpec(
         "search-empty",
-        "A question about nothing in the folder stays below the similarity floor: an empty "
-        "success over a complete index.",
+        "A question about nothing in the folder has no chunk standing above its background "
+        "similarity by the margin: an empty success over a complete index.",
         [FOLDER.initialize(**SETTINGS), FOLDER.search(2, "sourdough starter hydration ratio")],
         fixture=FIXTURE,
         volatile=list(SCORES),

