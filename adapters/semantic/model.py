@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adapters.semantic.pooling import pooled_vectors
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -169,26 +171,8 @@ class Encoder:
         self._tokenizer.no_padding()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        import numpy as np
-
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        if not texts:
-            return out
-        token_ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
-        for start in range(0, len(order), BATCH):
-            rows = order[start : start + BATCH]
-            length = max(len(token_ids[i]) for i in rows)
-            ids = np.zeros((len(rows), length), dtype=np.int64)
-            mask = np.zeros((len(rows), length), dtype=np.float32)
-            for n, i in enumerate(rows):
-                ids[n, : len(token_ids[i])] = token_ids[i]
-                mask[n, : len(token_ids[i])] = 1.0
-            hidden = self._forward(ids, mask)
-            pooled = np.einsum("bld,bl->bd", hidden, mask) / mask.sum(axis=1, keepdims=True)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out[rows] = pooled / np.maximum(norms, 1e-12)
-        return out
+        token_ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))] if texts else []
+        return pooled_vectors(token_ids, self.dimensions, BATCH, self._forward)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         import numpy as np

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adapters.semantic.pooling import pooled_vectors
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -60,27 +62,14 @@ class OnnxEncoder:
         self._tokenizer.no_padding()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        token_ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))] if texts else []
+        return pooled_vectors(token_ids, self.dimensions, BATCH, self._forward)
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         import numpy as np
 
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        if not texts:
-            return out
-        token_ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
-        for start in range(0, len(order), BATCH):
-            rows = order[start : start + BATCH]
-            length = max(len(token_ids[i]) for i in rows)
-            ids = np.zeros((len(rows), length), dtype=np.int64)
-            mask = np.zeros((len(rows), length), dtype=np.int64)
-            for n, i in enumerate(rows):
-                ids[n, : len(token_ids[i])] = token_ids[i]
-                mask[n, : len(token_ids[i])] = 1
-            (hidden,) = self._session.run(
-                ["last_hidden_state"],
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-            )
-            weights = mask.astype(np.float32)
-            pooled = np.einsum("bld,bl->bd", hidden, weights) / weights.sum(axis=1, keepdims=True)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out[rows] = pooled / np.maximum(norms, 1e-12)
-        return out
+        (hidden,) = self._session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask.astype(np.int64), "token_type_ids": np.zeros_like(ids)},
+        )
+        return hidden
