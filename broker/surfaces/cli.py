@@ -1,7 +1,8 @@
 """The ``recall`` command: dispatch to one command module, imported only when used.
 
 Each command lives in ``broker.surfaces.commands.<name>`` and exposes ``HELP``,
-``configure(parser)`` and ``run(args) -> exit code``. Errors reach the user as
+``configure(parser)`` and ``run(args, io) -> exit code``, writing only to the
+streams it is given (:mod:`broker.surfaces.streams`). Errors reach the user as
 one line, ``recall: <message>``, with exit code 1; never a stack trace.
 
 A command that talks to sources is first offered to the resident broker
@@ -17,6 +18,8 @@ import sys
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from typing import Any
+
+    from broker.surfaces.streams import Streams
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "query": ("query", "ask every source of a profile; print evidence pointers"),
@@ -83,10 +86,11 @@ def main(argv: list[str] | None = None) -> None:
         gc.disable()
     try:
         from broker.surfaces.daemon.client import forward
+        from broker.surfaces.streams import Streams
 
-        code = forward(argv)
+        code, io = forward(argv, Streams.of_process())
         if code is None:
-            code = dispatch(argv)
+            code = dispatch(argv, io)
     except KeyboardInterrupt:
         sys.stderr.write("recall: interrupted\n")
         sys.exit(130)
@@ -132,20 +136,21 @@ def exit_now(code: int) -> None:
     os._exit(code)
 
 
-def dispatch(argv: list[str], *, resident: Any = None) -> int:
-    """Run one command line in this process; ``resident`` runs broker work in the resident broker."""
+def dispatch(argv: list[str], io: Streams, *, resident: Any = None) -> int:
+    """Run one command line in this process with the streams ``io``; ``resident`` runs
+    broker work in the resident broker."""
     if not argv or argv[0] in ("-h", "--help", "help"):
-        print(usage())
+        io.stdout.write(usage() + "\n")
         return 0
     if argv[0] in ("--version", "-V"):
         argv = ["version"]
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
-        sys.stderr.write(unknown_command(name))
+        io.stderr.write(unknown_command(name))
         return 1
     plan = launch_ahead(rest) if name == "query" and resident is None else None
     try:
-        return run_command(name, rest, resident, plan)
+        return run_command(name, rest, io, resident, plan)
     finally:
         if plan is not None:
             from broker import prestart
@@ -170,7 +175,7 @@ def launch_ahead(rest: list[str]) -> Any:  # -> broker.launch_plan.Plan | None
     return plan
 
 
-def run_command(name: str, rest: list[str], resident: Any, plan: Any) -> int:
+def run_command(name: str, rest: list[str], io: Streams, resident: Any, plan: Any) -> int:
     import argparse
     from importlib import import_module
 
@@ -179,6 +184,7 @@ def run_command(name: str, rest: list[str], resident: Any, plan: Any) -> int:
 
     module = import_module(f"broker.surfaces.commands.{COMMANDS[name][0]}")
     parser = Parser(
+        io,
         prog=f"recall {name}",
         description=getattr(module, "DESCRIPTION", module.HELP),
         epilog=getattr(module, "EXIT_CODES", EXIT_CODES),
@@ -189,12 +195,12 @@ def run_command(name: str, rest: list[str], resident: Any, plan: Any) -> int:
         args = parser.parse_command(rest)
         args.resident = resident
         args.launch_plan = plan
-        return int(module.run(args))
+        return int(module.run(args, io))
     except RecallError as exc:
-        sys.stderr.write(f"recall: {exc}\n")
+        io.stderr.write(f"recall: {exc}\n")
         return 1
     except KeyboardInterrupt:
-        sys.stderr.write("recall: interrupted\n")
+        io.stderr.write("recall: interrupted\n")
         return 130
 
 

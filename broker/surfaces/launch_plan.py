@@ -32,6 +32,7 @@ import os
 import stat
 
 from broker import prestart
+from broker.surfaces.argv_flags import before_operands, names
 from broker.surfaces.daemon.place import UnusablePlace, place_for, sha256_hex
 
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
@@ -89,13 +90,11 @@ def for_command(args: list[str], environ: Mapping[str, str], cwd: str) -> Plan |
     if environ.get("RECALL_SERVER"):
         return None
     shape: list[str] = []
-    words = iter(args)
+    words = before_operands(args)
     for arg in words:
-        if arg == "--":
-            break
-        name, has_value, value = arg.partition("=")
-        if any(len(name) > 2 and flag.startswith(name) for flag in NOT_LOCAL) or name == "-h":
+        if names(arg, NOT_LOCAL):
             return None
+        name, has_value, value = arg.partition("=")
         if name in SHAPE_FLAGS:
             shape += [name, value if has_value else next(words, "")]
     try:

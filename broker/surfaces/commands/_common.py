@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from broker.errors import UsageError
+from broker.surfaces.streams import Streams
 
 if TYPE_CHECKING:
     from broker.contracts import QueryRequest
@@ -116,7 +116,7 @@ def with_broker(
         prestart.discard()
 
 
-def print_json(data: Any) -> None:
+def print_json(io: Streams, data: Any) -> None:
     from broker.render.encode import json_document
 
-    sys.stdout.write(json_document(data))
+    io.stdout.write(json_document(data))

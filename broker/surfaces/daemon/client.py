@@ -35,6 +35,7 @@ import os
 import sys
 
 from broker import __version__
+from broker.surfaces.argv_flags import before_operands, names
 from broker.surfaces.daemon.peer import peer_uid
 from broker.surfaces.daemon.place import (
     Place,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from broker.surfaces.streams import Streams
+
 RESIDENT_COMMANDS = frozenset({"query", "expand", "sources", "refresh", "hook", "sidecar-plugin"})
 # An agent host's hook and a Sidecar plugin call read their input on stdin, which
 # travels with the command line; installing a hook stays in process (it edits the
@@ -63,8 +66,8 @@ STDIN_LIMIT = 1 << 20
 SWITCH_ENV = "RECALL_DAEMON"
 SWITCHED_OFF = frozenset({"0", "false", "no", "off"})
 SERVER_ENV = "RECALL_SERVER"
-# Flags that choose another path (or print help): argparse accepts any unambiguous prefix.
-IN_PROCESS_FLAGS = ("--no-daemon", "--server", "--auth-token-env", "--help")
+# Flags that choose another path (or print help)
+IN_PROCESS_FLAGS = ("--no-daemon", "--server", "--auth-token-env", "--help", "-h")
 STALE_CODE = "resident_stale"
 # POST /v1/cli: the request body is the argv, NUL-joined, UTF-8 (surrogateescape, as the
 # interpreter decodes a command line); the reply body is stdout then stderr, likewise.
@@ -88,36 +91,38 @@ class NotListening(Exception):
     """Nothing accepts connections on the socket path (absent, or a dead broker's file)."""
 
 
-def forward(argv: list[str]) -> int | None:
-    """Run ``argv`` in the resident broker and print what it printed; ``None``: run it here."""
-    if not wanted(argv, os.environ, stderr_is_terminal=sys.stderr.isatty()):
-        return None
+def forward(argv: list[str], io: Streams) -> tuple[int | None, Streams]:
+    """Run ``argv`` in the resident broker and print what it printed to ``io``: its exit
+    code, or ``None`` to run it here; and the streams to run it here with (``io``, or
+    ``io`` reading the standard input this read already)."""
+    if not wanted(argv, os.environ, stderr_is_terminal=io.stderr_is_terminal):
+        return None, io
     stdin, cwd = None, os.getcwd()
     if argv[0] in READS_STDIN:
-        if sys.stdin is None:
-            return None
-        stdin = sys.stdin.buffer.read(STDIN_LIMIT + 1)
+        if io.stdin is None:
+            return None, io
+        stdin = io.stdin.buffer.read(STDIN_LIMIT + 1)
         # whatever happens next, the command reads these bytes as its standard input
-        sys.stdin = _text_input(stdin)
+        io = io.reading(stdin)
         if len(stdin) > STDIN_LIMIT:
-            return None  # refused in process, as it would be by the broker
+            return None, io  # refused in process, as it would be by the broker
         if argv[0] == "hook":
             cwd = host_directory(stdin, cwd)
     try:
         place = place_for(os.environ, cwd)
         reply = run_resident(place, argv, stdin)
     except UntrustedPlace as exc:
-        sys.stderr.write(f"recall: not using the resident broker: {exc}; running in process\n")
-        return None
+        io.stderr.write(f"recall: not using the resident broker: {exc}; running in process\n")
+        return None, io
     except (UnusablePlace, OSError):
-        return None
+        return None, io
     if reply is None:
-        return None
+        return None, io
     code, stdout, stderr = reply
-    sys.stdout.write(stdout)
-    sys.stdout.flush()
-    sys.stderr.write(stderr)
-    return code
+    io.stdout.write(stdout)
+    io.stdout.flush()
+    io.stderr.write(stderr)
+    return code, io
 
 
 def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: bool) -> bool:
@@ -129,13 +134,7 @@ def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: b
         return False  # the progress display belongs to this terminal
     if argv[0] == "hook" and (len(argv) < 2 or argv[1] not in HOOK_ACTIONS):
         return False
-    for arg in argv[1:]:
-        if arg == "--":
-            break
-        name = arg.split("=", 1)[0]
-        if name == "-h" or (len(name) > 2 and any(flag.startswith(name) for flag in IN_PROCESS_FLAGS)):
-            return False
-    return True
+    return not any(names(arg, IN_PROCESS_FLAGS) for arg in before_operands(argv[1:]))
 
 
 def host_directory(stdin: bytes, cwd: str) -> str:
@@ -151,12 +150,6 @@ def host_directory(stdin: bytes, cwd: str) -> str:
         if isinstance(named, str) and named and os.path.isdir(named):
             return named
     return cwd
-
-
-def _text_input(data: bytes) -> Any:
-    import io
-
-    return io.TextIOWrapper(io.BytesIO(data), encoding=sys.stdin.encoding, errors=sys.stdin.errors)
 
 
 def run_resident(place: Place, argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str] | None:
