@@ -26,7 +26,8 @@ from adapter_sdk.protocol import (
 from broker import prestart
 from broker.config import Config, Profile, SourceConfig
 from broker.contracts import QueryRequest, SkipReason
-from broker.vocabulary import DEFAULT_LATENCY_MS
+from broker.deadlines import query_budget, source_deadline
+from broker.prestart import Prestarted
 
 
 def static_exclusion(source: SourceConfig, profile: Profile, named: Sequence[str] | None) -> SkipReason | None:
@@ -64,9 +65,9 @@ def init_params(config: Config, profile: str, source: SourceConfig) -> Initializ
 Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None, bytes]
 
 
-def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
+def start_contacted(config: Config, request: QueryRequest, prestarted: Prestarted) -> list[Launch]:
     """Launch the adapters of the members the request's plan will contact, ahead of
-    their spawn (:mod:`broker.prestart`), each of the user's own greeted with its
+    their spawn, into ``prestarted`` (:mod:`broker.prestart`), each of the user's own greeted with its
     handshake and asked its health: a cold command imports the broker meanwhile. A
     request the plan refuses (an unknown profile, say) launches none. Returns what it
     launched."""
@@ -74,7 +75,9 @@ def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
     if profile is None:
         return []
     now = datetime.now(UTC)
-    budget_ms = request.budget.latency_ms if request.budget.latency_ms > 0 else DEFAULT_LATENCY_MS
+    # the deadline the plan gives the probe (``broker.deadlines``), counted from now:
+    # started now, the plan starts later, so its own deadline is no earlier
+    usable = now + query_budget(request.budget.latency_ms) - timedelta(milliseconds=config.defaults.fusion_reserve_ms)
     launches: list[Launch] = []
     for source in contacted(config, profile, list(request.scope.source_ids or []) or None):
         registration = config.adapter_for(source)
@@ -84,12 +87,10 @@ def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
         greeting = b"" if source.project_declared else handshake_frame(params)
         env = tuple(sorted(registration.env.items()))
         launches.append((source.source_uid, tuple(registration.argv), env, params.workdir, None, greeting))
-        # the probe the plan makes first (``broker.plan.consider``), under a deadline no
-        # later than the one the plan gives it: started now, the plan starts later
-        own_ms = min(source.timeout_ms, budget_ms - config.defaults.fusion_reserve_ms)
-        probe = HealthParams(deadline=now + timedelta(milliseconds=own_ms))
+        # the probe the plan makes first (``broker.plan.consider``)
+        probe = HealthParams(deadline=source_deadline(now, source.timeout_ms, usable)[0])
         frame = encode_frame(request_frame(prestart.AHEAD_ID, Method.health, probe.to_wire()))
-        prestart.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting,
+        prestarted.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting,
                        ahead=(Method.health, probe, frame))
     return launches
 

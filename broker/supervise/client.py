@@ -34,6 +34,7 @@ from adapter_sdk.protocol import (
     WireValidationError,
     handshake_frame,
 )
+from broker.prestart import Prestarted
 from broker.supervise.failure import (
     AdapterFailure,
     FailureReason,
@@ -60,8 +61,12 @@ class _HealthEntry:
 
 
 class AdapterClient:
-    def __init__(self, spec: AdapterSpec, tasks: TaskGroup, timings: Timings | None = None):
+    def __init__(
+        self, spec: AdapterSpec, tasks: TaskGroup, timings: Timings | None = None,
+        prestarted: Prestarted | None = None,
+    ):
         self.spec = spec
+        self._prestarted = prestarted
         self.manifest: Manifest | None = None
         self.spawns = 0
         self._tasks = tasks
@@ -307,7 +312,7 @@ class AdapterClient:
             self._spawn_lock.release()
 
     async def _start(self, deadline_at: float) -> AdapterProcess:
-        process = await spawn(self.spec, self._capture, self._tasks)
+        process = await spawn(self.spec, self._capture, self._tasks, self._prestarted)
         self.spawns += 1
         self._starting = process
         limit_at = anyio.current_time() + self._timings.handshake_timeout

@@ -390,12 +390,15 @@ def _group_has_live_members(pgid: int) -> bool:
     return False
 
 
-async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> AdapterProcess:
+async def spawn(
+    spec: AdapterSpec, capture: Capture, tasks: TaskGroup, prestarted: prestart.Prestarted | None = None
+) -> AdapterProcess:
     """Start the adapter in its own process group (or adopt the one a cold command
-    started for this very spec, greeted with its handshake or not at all,
-    ``broker.prestart``); its readers run in ``tasks``."""
+    started for this very spec in ``prestarted``, greeted with its handshake or not
+    at all, ``broker.prestart``); its readers run in ``tasks``."""
     greeting = handshake_frame(spec.init_params)
-    launched = prestart.take(prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd), greeting)
+    wanted = prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd)
+    launched = prestarted.take(wanted, greeting) if prestarted is not None else None
     if launched is not None:
         popen, started_ns = launched.process, launched.started_ns
     else:

@@ -19,6 +19,8 @@ TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from typing import Any
 
+    from broker.prestart import Prestarted
+    from broker.surfaces.launch_plan import Plan
     from broker.surfaces.streams import Streams
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -148,19 +150,21 @@ def dispatch(argv: list[str], io: Streams, *, resident: Any = None) -> int:
     if name not in COMMANDS:
         io.stderr.write(unknown_command(name))
         return 1
-    plan = launch_ahead(rest) if name == "query" and resident is None else None
+    if name != "query" or resident is not None:
+        return run_command(name, rest, io, resident, None, None)
+    from broker.prestart import Prestarted
+
+    prestarted = Prestarted()  # the adapters this command starts ahead of their spawn
     try:
-        return run_command(name, rest, io, resident, plan)
+        plan = launch_ahead(rest, prestarted)
+        return run_command(name, rest, io, resident, plan, prestarted)
     finally:
-        if plan is not None:
-            from broker import prestart
-
-            prestart.discard()  # whatever the plan started that the query did not take
+        prestarted.discard()  # whatever the query did not take
 
 
-def launch_ahead(rest: list[str]) -> Any:  # -> broker.launch_plan.Plan | None
-    """Start the adapters the last query of this shape asked, before importing the rest
-    of the broker (:mod:`broker.surfaces.launch_plan`)."""
+def launch_ahead(rest: list[str], prestarted: Prestarted) -> Plan | None:
+    """Start the adapters the last query of this shape asked into ``prestarted``, before
+    importing the rest of the broker (:mod:`broker.surfaces.launch_plan`)."""
     import os
 
     from broker.surfaces import launch_plan
@@ -171,11 +175,13 @@ def launch_ahead(rest: list[str]) -> Any:  # -> broker.launch_plan.Plan | None
         return None  # the command reports it
     plan = launch_plan.for_command(rest, os.environ, cwd)
     if plan is not None:
-        plan.launch()
+        plan.launch(prestarted)
     return plan
 
 
-def run_command(name: str, rest: list[str], io: Streams, resident: Any, plan: Any) -> int:
+def run_command(
+    name: str, rest: list[str], io: Streams, resident: Any, plan: Plan | None, prestarted: Prestarted | None
+) -> int:
     import argparse
     from importlib import import_module
 
@@ -195,6 +201,7 @@ def run_command(name: str, rest: list[str], io: Streams, resident: Any, plan: An
         args = parser.parse_command(rest)
         args.resident = resident
         args.launch_plan = plan
+        args.prestarted = prestarted
         return int(module.run(args, io))
     except RecallError as exc:
         io.stderr.write(f"recall: {exc}\n")

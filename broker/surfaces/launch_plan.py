@@ -15,7 +15,7 @@ A remembered plan is a guess, never an instruction:
   (the user file, ``adapters.d`` and its files, the project file), so an adapter
   removed from the configuration is not started again;
 * a process it started is used only if the query's own plan asks for exactly
-  that process (:func:`broker.prestart.take` compares source, command,
+  that process (:meth:`broker.prestart.Prestarted.take` compares source, command,
   environment and workdir, and the handshake it was greeted with, if any); any
   other is ended with the command;
 * it is read only from the private runtime folder, as a regular file owned by
@@ -31,7 +31,6 @@ from __future__ import annotations
 import os
 import stat
 
-from broker import prestart
 from broker.surfaces.argv_flags import before_operands, names
 from broker.surfaces.daemon.place import UnusablePlace, place_for, sha256_hex
 
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from broker.config import Config
+    from broker.prestart import Prestarted
     from broker.reach import Launch
 
 FORMAT = "recall-launch-plan/2"
@@ -58,8 +58,9 @@ class Plan:
         self.path = path
         self.found: bytes | None = None
 
-    def launch(self) -> int:
-        """Start what the plan names if its configuration files are unchanged; how many."""
+    def launch(self, prestarted: Prestarted) -> int:
+        """Start what the plan names into ``prestarted`` if its configuration files are
+        unchanged; how many."""
         self.found = _read_private(self.path)
         if self.found is None:
             return 0
@@ -70,7 +71,7 @@ class Plan:
         if any(file_state(path) != state for path, state in files):
             return 0
         for source_uid, argv, env, workdir, cwd, greeting in launches:
-            prestart.start(source_uid, argv, dict(env), workdir, cwd, greeting)
+            prestarted.start(source_uid, argv, dict(env), workdir, cwd, greeting)
         return len(launches)
 
     def keep(self, config: Config, launches: list[Launch]) -> None:

@@ -73,11 +73,12 @@ def _plan(tmp_path: Path, env: dict[str, str], *args: str) -> launch_plan.Plan:
 
 def _launched_by(plan: launch_plan.Plan) -> list[prestart.Key]:
     """What ``plan`` starts, as prestart keys; the processes are ended at once."""
+    prestarted = prestart.Prestarted()
     try:
-        plan.launch()
-        return list(prestart._started)
+        plan.launch(prestarted)
+        return list(prestarted._started)
     finally:
-        prestart.discard()
+        prestarted.discard()
 
 
 def test_a_query_remembers_the_adapters_it_asked_and_the_next_one_starts_them_first(tmp_path: Path) -> None:
