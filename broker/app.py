@@ -48,8 +48,8 @@ from broker.supervise import AdapterFailure, Supervisor
 if TYPE_CHECKING:
     from broker.doctor import Diagnosis
     from broker.fusion import SourceFacts
-    from broker.prestart import Prestarted
     from broker.refresh import Progress
+    from broker.warm.prestart import Prestarted
 
 SUCCESSOR_SEARCH_LIMIT = 5
 T = TypeVar("T")

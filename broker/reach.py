@@ -4,7 +4,7 @@ These are planning's static checks, which :func:`broker.plan.consider` runs
 before any adapter is started: a member of the profile is left out when it is
 disabled, outside the sources the scope names, or above the profile's
 sensitivity ceiling. Nothing here is asynchronous, so a cold command can start
-the adapters it will ask (:mod:`broker.prestart`) before it imports the broker,
+the adapters it will ask (:mod:`broker.warm.prestart`) before it imports the broker,
 and write each its handshake and the health probe it is asked first.
 """
 
@@ -23,11 +23,11 @@ from adapter_sdk.protocol import (
     handshake_frame,
     request_frame,
 )
-from broker import prestart
 from broker.config import Config, Profile, SourceConfig
 from broker.contracts import QueryRequest, SkipReason
 from broker.deadlines import query_budget, source_deadline
-from broker.prestart import Prestarted
+from broker.warm import prestart
+from broker.warm.prestart import Prestarted
 
 
 def static_exclusion(source: SourceConfig, profile: Profile, named: Sequence[str] | None) -> SkipReason | None:
@@ -61,13 +61,13 @@ def init_params(config: Config, profile: str, source: SourceConfig) -> Initializ
     )
 
 
-# (source_uid, argv, env, workdir, cwd, greeting): one call of broker.prestart.start
+# (source_uid, argv, env, workdir, cwd, greeting): one call of broker.warm.prestart.start
 Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None, bytes]
 
 
 def start_contacted(config: Config, request: QueryRequest, prestarted: Prestarted) -> list[Launch]:
     """Launch the adapters of the members the request's plan will contact, ahead of
-    their spawn, into ``prestarted`` (:mod:`broker.prestart`), each of the user's own greeted with its
+    their spawn, into ``prestarted`` (:mod:`broker.warm.prestart`), each of the user's own greeted with its
     handshake and asked its health: a cold command imports the broker meanwhile. A
     request the plan refuses (an unknown profile, say) launches none. Returns what it
     launched."""

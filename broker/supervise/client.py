@@ -34,7 +34,6 @@ from adapter_sdk.protocol import (
     WireValidationError,
     handshake_frame,
 )
-from broker.prestart import Prestarted
 from broker.supervise.failure import (
     AdapterFailure,
     FailureReason,
@@ -43,6 +42,7 @@ from broker.supervise.failure import (
 )
 from broker.supervise.process import AdapterProcess, AdapterSpec, Capture, Pending, spawn
 from broker.supervise.timings import Timings
+from broker.warm.prestart import Prestarted
 
 ResultT = TypeVar("ResultT", bound=WireModel)
 
@@ -167,7 +167,7 @@ class AdapterClient:
             raise self._timed_out(f"the deadline had passed before {method} was made")
         process = await self._ensure(deadline_at)
         if (ahead := process.take_ahead(method, params)) is not None:
-            # written at launch (``broker.prestart``), holding its slot until answered
+            # written at launch (``broker.warm.prestart``), holding its slot until answered
             try:
                 return await self._exchange(process, method, wire, deadline_at, model, ahead, sent), process
             except AdapterFailure as failure:

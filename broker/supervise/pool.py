@@ -8,10 +8,10 @@ from types import TracebackType
 import anyio
 from anyio.abc import TaskGroup
 
-from broker.prestart import Prestarted
 from broker.supervise.client import AdapterClient
 from broker.supervise.process import AdapterSpec
 from broker.supervise.timings import Timings
+from broker.warm.prestart import Prestarted
 
 
 class Supervisor:

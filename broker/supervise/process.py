@@ -35,9 +35,9 @@ from adapter_sdk.protocol import (
     notification_frame,
     request_frame,
 )
-from broker import prestart
 from broker.supervise.failure import AdapterFailure, FailureReason
 from broker.supervise.pipes import PipeProcess, PipeReceiveStream
+from broker.warm import prestart
 
 STDERR_TAIL_LINES = 64
 STDERR_LINE_BYTES = 1024
@@ -106,7 +106,7 @@ class AdapterProcess:
         ahead: tuple[int, str, WireModel] | None = None,
     ):
         self.process = process
-        # written at launch (``broker.prestart``): the handshake, and perhaps one request
+        # written at launch (``broker.warm.prestart``): the handshake, and perhaps one request
         # more, ``ahead`` (request id, method, params)
         self.greeted = greeted
         self.pid = process.pid
@@ -395,7 +395,7 @@ async def spawn(
 ) -> AdapterProcess:
     """Start the adapter in its own process group (or adopt the one a cold command
     started for this very spec in ``prestarted``, greeted with its handshake or not
-    at all, ``broker.prestart``); its readers run in ``tasks``."""
+    at all, ``broker.warm.prestart``); its readers run in ``tasks``."""
     greeting = handshake_frame(spec.init_params)
     wanted = prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd)
     launched = prestarted.take(wanted, greeting) if prestarted is not None else None

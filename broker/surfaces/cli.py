@@ -6,7 +6,7 @@ streams it is given (:mod:`broker.surfaces.streams`). Errors reach the user as
 one line, ``recall: <message>``, with exit code 1; never a stack trace.
 
 A command that talks to sources is first offered to the resident broker
-(:mod:`broker.surfaces.daemon`), which runs this same dispatch against warm
+(:mod:`broker.warm.daemon`), which runs this same dispatch against warm
 adapters and hands back its output; this module's top level therefore imports
 only what that thin path needs.
 """
@@ -19,9 +19,9 @@ TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from typing import Any
 
-    from broker.prestart import Prestarted
-    from broker.surfaces.launch_plan import Plan
     from broker.surfaces.streams import Streams
+    from broker.warm.launch_plan import Plan
+    from broker.warm.prestart import Prestarted
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "query": ("query", "ask every source of a profile; print evidence pointers"),
@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> None:
     else:
         gc.disable()
     try:
-        from broker.surfaces.daemon.client import forward
         from broker.surfaces.streams import Streams
+        from broker.warm.daemon.client import forward
 
         code, io = forward(argv, Streams.of_process())
         if code is None:
@@ -152,7 +152,7 @@ def dispatch(argv: list[str], io: Streams, *, resident: Any = None) -> int:
         return 1
     if name != "query" or resident is not None:
         return run_command(name, rest, io, resident, None, None)
-    from broker.prestart import Prestarted
+    from broker.warm.prestart import Prestarted
 
     prestarted = Prestarted()  # the adapters this command starts ahead of their spawn
     try:
@@ -164,10 +164,10 @@ def dispatch(argv: list[str], io: Streams, *, resident: Any = None) -> int:
 
 def launch_ahead(rest: list[str], prestarted: Prestarted) -> Plan | None:
     """Start the adapters the last query of this shape asked into ``prestarted``, before
-    importing the rest of the broker (:mod:`broker.surfaces.launch_plan`)."""
+    importing the rest of the broker (:mod:`broker.warm.launch_plan`)."""
     import os
 
-    from broker.surfaces import launch_plan
+    from broker.warm import launch_plan
 
     try:
         cwd = os.getcwd()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from broker.surfaces import launch_plan
-from broker.surfaces.argv_flags import before_operands, names
-from broker.surfaces.daemon.client import wanted
+from broker.warm import launch_plan
+from broker.warm.argv_flags import before_operands, names
+from broker.warm.daemon.client import wanted
 
 # flags that take a query off the local, resident path in both readers
 SHARED = ("--server", "--auth-token-env", "--help", "-h")

@@ -10,8 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from broker import prestart
-from broker.surfaces import launch_plan
+from broker.warm import launch_plan, prestart
 from tests.cli.conftest import RECALL
 from tests.support.fixture_config import FIXTURE_ADAPTER, adapter_registration, fixture_sources
 

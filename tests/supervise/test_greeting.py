@@ -1,4 +1,4 @@
-"""An adapter a cold command launched ahead of time (``broker.prestart``): greeted with
+"""An adapter a cold command launched ahead of time (``broker.warm.prestart``): greeted with
 its handshake and perhaps asked its health then, it is adopted only by the spawn it
 was greeted for, never greeted twice, and the probe written ahead answers only the
 probe it anticipated."""
@@ -20,9 +20,9 @@ from adapter_sdk.protocol import (
     handshake_frame,
     request_frame,
 )
-from broker import prestart
-from broker.prestart import Prestarted
 from broker.supervise import AdapterSpec, Supervisor
+from broker.warm import prestart
+from broker.warm.prestart import Prestarted
 
 from .conftest import (
     RAW_ADAPTER,

@@ -98,7 +98,7 @@ def with_broker(
         return answer[0]
 
     from broker.config import load_config
-    from broker.prestart import Prestarted
+    from broker.warm.prestart import Prestarted
 
     config = load_config()
     # what this command's dispatch started ahead (a query's launch plan), or a fresh one

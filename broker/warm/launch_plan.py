@@ -7,7 +7,7 @@ launched, per configuration (the resident broker's key, :mod:`broker.surfaces.
 daemon.place`) and per shape of command line (its ``--profile`` and ``--scope``
 flags, as typed), and the next one with that shape launches the same processes
 first thing, and writes each of the user's own sources the handshake it was sent
-last time (:mod:`broker.prestart`).
+last time (:mod:`broker.warm.prestart`).
 
 A remembered plan is a guess, never an instruction:
 
@@ -15,7 +15,7 @@ A remembered plan is a guess, never an instruction:
   (the user file, ``adapters.d`` and its files, the project file), so an adapter
   removed from the configuration is not started again;
 * a process it started is used only if the query's own plan asks for exactly
-  that process (:meth:`broker.prestart.Prestarted.take` compares source, command,
+  that process (:meth:`broker.warm.prestart.Prestarted.take` compares source, command,
   environment and workdir, and the handshake it was greeted with, if any); any
   other is ended with the command;
 * it is read only from the private runtime folder, as a regular file owned by
@@ -31,16 +31,16 @@ from __future__ import annotations
 import os
 import stat
 
-from broker.surfaces.argv_flags import before_operands, names
-from broker.surfaces.daemon.place import UnusablePlace, place_for, sha256_hex
+from broker.warm.argv_flags import before_operands, names
+from broker.warm.daemon.place import UnusablePlace, place_for, sha256_hex
 
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from broker.config import Config
-    from broker.prestart import Prestarted
     from broker.reach import Launch
+    from broker.warm.prestart import Prestarted
 
 FORMAT = "recall-launch-plan/2"
 SHAPE_FLAGS = ("--profile", "--scope")

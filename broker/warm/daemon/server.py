@@ -49,7 +49,9 @@ from broker import __version__
 from broker.api import OnTheBroker
 from broker.config import Config
 from broker.errors import RecallError
-from broker.surfaces.daemon.client import (
+from broker.surfaces.responses import json_response, media_type, problem
+from broker.surfaces.streams import Streams
+from broker.warm.daemon.client import (
     ARGV_TYPE,
     EXIT_HEADER,
     STALE_CODE,
@@ -57,11 +59,9 @@ from broker.surfaces.daemon.client import (
     STDOUT_HEADER,
     VERSION_HEADER,
 )
-from broker.surfaces.daemon.fingerprint import Fingerprint, version_change
-from broker.surfaces.daemon.lifeline import CHECK_SECONDS, Lifeline
-from broker.surfaces.daemon.peer import same_user
-from broker.surfaces.responses import json_response, media_type, problem
-from broker.surfaces.streams import Streams
+from broker.warm.daemon.fingerprint import Fingerprint, version_change
+from broker.warm.daemon.lifeline import CHECK_SECONDS, Lifeline
+from broker.warm.daemon.peer import same_user
 
 IDLE_ENV = "RECALL_DAEMON_IDLE_SECONDS"
 DEFAULT_IDLE_SECONDS = 900.0

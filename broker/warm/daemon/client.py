@@ -35,9 +35,9 @@ import os
 import sys
 
 from broker import __version__
-from broker.surfaces.argv_flags import before_operands, names
-from broker.surfaces.daemon.peer import peer_uid
-from broker.surfaces.daemon.place import (
+from broker.warm.argv_flags import before_operands, names
+from broker.warm.daemon.peer import peer_uid
+from broker.warm.daemon.place import (
     Place,
     UntrustedPlace,
     UnusablePlace,
