@@ -87,12 +87,14 @@ def main(argv: list[str] | None = None) -> None:
     else:
         gc.disable()
     try:
-        from broker.surfaces.streams import Streams
         from broker.warm.daemon.client import forward
 
-        code, io = forward(argv, Streams.of_process())
+        code, stdin_read = forward(argv)
         if code is None:
-            code = dispatch(argv, io)
+            from broker.surfaces.streams import Streams
+
+            io = Streams.of_process()
+            code = dispatch(argv, io if stdin_read is None else io.reading(stdin_read))
     except KeyboardInterrupt:
         sys.stderr.write("recall: interrupted\n")
         sys.exit(130)

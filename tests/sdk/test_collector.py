@@ -108,7 +108,7 @@ def collector_of(*arguments: str) -> str:
         "    print(gc.isenabled(), gc.get_threshold()[0])\n"
         "    return 0\n"
         "cli.dispatch = dispatch\n"
-        "client.forward = lambda argv, io: (None, io)\n"
+        "client.forward = lambda argv: (None, None)\n"
         f"cli.main({list(arguments)!r})\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)

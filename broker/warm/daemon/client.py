@@ -53,8 +53,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from broker.surfaces.streams import Streams
-
 RESIDENT_COMMANDS = frozenset({"query", "expand", "sources", "refresh", "hook", "sidecar-plugin"})
 # An agent host's hook and a Sidecar plugin call read their input on stdin, which
 # travels with the command line; installing a hook stays in process (it edits the
@@ -91,38 +89,36 @@ class NotListening(Exception):
     """Nothing accepts connections on the socket path (absent, or a dead broker's file)."""
 
 
-def forward(argv: list[str], io: Streams) -> tuple[int | None, Streams]:
-    """Run ``argv`` in the resident broker and print what it printed to ``io``: its exit
-    code, or ``None`` to run it here; and the streams to run it here with (``io``, or
-    ``io`` reading the standard input this read already)."""
-    if not wanted(argv, os.environ, stderr_is_terminal=io.stderr_is_terminal):
-        return None, io
+def forward(argv: list[str]) -> tuple[int | None, bytes | None]:
+    """Run ``argv`` in the resident broker and print what it printed on this process's
+    streams: its exit code, or ``None`` to run it here; and the standard input read
+    already, which a command run here reads instead (``None``: nothing was read)."""
+    if not wanted(argv, os.environ, stderr_is_terminal=sys.stderr.isatty()):
+        return None, None
     stdin, cwd = None, os.getcwd()
     if argv[0] in READS_STDIN:
-        if io.stdin is None:
-            return None, io
-        stdin = io.stdin.buffer.read(STDIN_LIMIT + 1)
-        # whatever happens next, the command reads these bytes as its standard input
-        io = io.reading(stdin)
+        if sys.stdin is None:
+            return None, None
+        stdin = sys.stdin.buffer.read(STDIN_LIMIT + 1)
         if len(stdin) > STDIN_LIMIT:
-            return None, io  # refused in process, as it would be by the broker
+            return None, stdin  # refused in process, as it would be by the broker
         if argv[0] == "hook":
             cwd = host_directory(stdin, cwd)
     try:
         place = place_for(os.environ, cwd)
         reply = run_resident(place, argv, stdin)
     except UntrustedPlace as exc:
-        io.stderr.write(f"recall: not using the resident broker: {exc}; running in process\n")
-        return None, io
+        sys.stderr.write(f"recall: not using the resident broker: {exc}; running in process\n")
+        return None, stdin
     except (UnusablePlace, OSError):
-        return None, io
+        return None, stdin
     if reply is None:
-        return None, io
+        return None, stdin
     code, stdout, stderr = reply
-    io.stdout.write(stdout)
-    io.stdout.flush()
-    io.stderr.write(stderr)
-    return code, io
+    sys.stdout.write(stdout)
+    sys.stdout.flush()
+    sys.stderr.write(stderr)
+    return code, stdin
 
 
 def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: bool) -> bool:
