@@ -24,7 +24,7 @@ cover every declared name; a word that only looks like a variable's name widens 
 key, never narrows it. The configuration loader refuses a declared name its file
 does not spell as a plain quoted string, so the cover is complete.
 
-Standard library only: the thin client and :mod:`broker.prestart` import it first.
+Standard library only: the thin client and :mod:`broker.warm.prestart` import it first.
 """
 
 from __future__ import annotations

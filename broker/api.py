@@ -47,5 +47,5 @@ class BrokerAPI(Protocol):
 
 
 # Runs ``work(broker)`` on the resident broker's event loop, from a command's thread
-# there (``broker.surfaces.daemon``); a command given one asks it, not a broker of its own.
+# there (``broker.warm.daemon``); a command given one asks it, not a broker of its own.
 OnTheBroker = Callable[[Callable[[BrokerAPI], Awaitable[Any]]], Any]

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from broker.doctor import Diagnosis
     from broker.fusion import SourceFacts
     from broker.refresh import Progress
+    from broker.warm.prestart import Prestarted
 
 SUCCESSOR_SEARCH_LIMIT = 5
 T = TypeVar("T")
@@ -374,8 +375,9 @@ def exit_code(response: QueryResponse) -> int:
 
 
 @asynccontextmanager
-async def open_broker(config: Config) -> AsyncIterator[Broker]:
-    """A broker whose adapter processes all end when the block exits.
+async def open_broker(config: Config, prestarted: Prestarted | None = None) -> AsyncIterator[Broker]:
+    """A broker whose adapter processes all end when the block exits; it adopts the
+    processes ``prestarted`` holds for the sources it asks.
 
     A project source's settings are checked against its adapter's schema first
     (:mod:`broker.project_settings`); a crossing raises ``TrustError`` and no
@@ -384,7 +386,7 @@ async def open_broker(config: Config) -> AsyncIterator[Broker]:
     """
     await vet_project_settings(config)
     error: Exception | None = None
-    async with Supervisor() as supervisor:
+    async with Supervisor(prestarted=prestarted) as supervisor:
         try:
             yield Broker(config, supervisor)
         except Exception as exc:
@@ -393,9 +395,9 @@ async def open_broker(config: Config) -> AsyncIterator[Broker]:
         raise error
 
 
-def run(config: Config, work: Callable[[Broker], Awaitable[T]]) -> T:
-    """Run ``await work(broker)`` to completion from synchronous code; every adapter
-    process has ended when it returns.
+def run(config: Config, work: Callable[[Broker], Awaitable[T]], prestarted: Prestarted | None = None) -> T:
+    """Run ``await work(broker)`` to completion from synchronous code, adopting the
+    processes ``prestarted`` holds; every adapter process has ended when it returns.
 
     The answer is handed out beside the event loop's main task, not as its result:
     leaving the loop, asyncio (3.11) asks for the SIGINT handler, which holds that
@@ -403,7 +405,7 @@ def run(config: Config, work: Callable[[Broker], Awaitable[T]]) -> T:
     answer: list[T] = []
 
     async def main() -> None:
-        async with open_broker(config) as broker:
+        async with open_broker(config, prestarted) as broker:
             answer.append(await work(broker))
 
     anyio.run(main)

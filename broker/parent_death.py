@@ -31,7 +31,7 @@ adapter) gets its own process group only. A parent that died between ``fork`` an
 ``prctl`` is caught by comparing the parent pid afterwards. Elsewhere than Linux
 there is no such call, and adapters keep the process-group stop alone.
 
-Standard library only: :mod:`broker.prestart` launches adapters before the broker
+Standard library only: :mod:`broker.warm.prestart` launches adapters before the broker
 is imported.
 """
 

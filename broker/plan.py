@@ -12,7 +12,7 @@ budget. Finally (:func:`settle`), two eligible instances of one adapter that
 report the same store identity are both excluded, since neither can be told
 apart from the other.
 
-Budgets:
+Budgets follow the deadline rule of :mod:`broker.deadlines`:
 
     query_budget    = latency_ms if > 0 else 5000 ms
     plan.deadline   = start + query_budget
@@ -41,7 +41,6 @@ from adapter_sdk.protocol import (
 )
 from broker.config import Config, Profile, SourceConfig
 from broker.contracts import (
-    DEFAULT_LATENCY_MS,
     PER_SOURCE_LIMIT,
     Plan,
     PlanSource,
@@ -49,6 +48,8 @@ from broker.contracts import (
     SkipReason,
     TimeoutBudget,
 )
+from broker.deadlines import query_budget
+from broker.deadlines import source_deadline as deadline_for_source
 from broker.errors import PlanError, UnsatisfiableScope, UsageError
 from broker.reach import init_params, static_exclusion
 from broker.supervise import AdapterClient, AdapterFailure, AdapterSpec, Supervisor
@@ -182,8 +183,7 @@ def open_plan(config: Config, request: QueryRequest, started_at: datetime) -> Qu
             "nothing could match, so the range is refused rather than answered as empty"
         )
     defaults = config.defaults
-    budget_ms = request.budget.latency_ms if request.budget.latency_ms > 0 else DEFAULT_LATENCY_MS
-    deadline = started_at + timedelta(milliseconds=budget_ms)
+    deadline = started_at + query_budget(request.budget.latency_ms)
     plan = QueryPlan(
         profile=profile,
         started_at=started_at,
@@ -284,14 +284,11 @@ async def consider(
         }, manifest)
 
     now = datetime.now(UTC)
-    usable = plan.deadline - plan.fusion_reserve
-    own = now + timedelta(milliseconds=source.timeout_ms)
-    if own <= usable:
-        source_deadline, budget = own, TimeoutBudget.source_timeout
-        limit = timedelta(milliseconds=source.timeout_ms)
+    source_deadline, its_own = deadline_for_source(now, source.timeout_ms, plan.deadline - plan.fusion_reserve)
+    if its_own:
+        budget, limit = TimeoutBudget.source_timeout, timedelta(milliseconds=source.timeout_ms)
     else:
-        source_deadline, budget = usable, TimeoutBudget.request_latency
-        limit = plan.deadline - plan.started_at
+        budget, limit = TimeoutBudget.request_latency, plan.deadline - plan.started_at
 
     try:
         health = await client.health(source_deadline)

@@ -4,7 +4,7 @@ These are planning's static checks, which :func:`broker.plan.consider` runs
 before any adapter is started: a member of the profile is left out when it is
 disabled, outside the sources the scope names, or above the profile's
 sensitivity ceiling. Nothing here is asynchronous, so a cold command can start
-the adapters it will ask (:mod:`broker.prestart`) before it imports the broker,
+the adapters it will ask (:mod:`broker.warm.prestart`) before it imports the broker,
 and write each its handshake and the health probe it is asked first.
 """
 
@@ -23,10 +23,11 @@ from adapter_sdk.protocol import (
     handshake_frame,
     request_frame,
 )
-from broker import prestart
 from broker.config import Config, Profile, SourceConfig
 from broker.contracts import QueryRequest, SkipReason
-from broker.vocabulary import DEFAULT_LATENCY_MS
+from broker.deadlines import query_budget, source_deadline
+from broker.warm import prestart
+from broker.warm.prestart import Prestarted
 
 
 def static_exclusion(source: SourceConfig, profile: Profile, named: Sequence[str] | None) -> SkipReason | None:
@@ -60,13 +61,13 @@ def init_params(config: Config, profile: str, source: SourceConfig) -> Initializ
     )
 
 
-# (source_uid, argv, env, workdir, cwd, greeting, pass_env): one call of broker.prestart.start
+# (source_uid, argv, env, workdir, cwd, greeting, pass_env): one call of broker.warm.prestart.start
 Launch = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], str, str | None, bytes, tuple[str, ...]]
 
 
-def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
+def start_contacted(config: Config, request: QueryRequest, prestarted: Prestarted) -> list[Launch]:
     """Launch the adapters of the members the request's plan will contact, ahead of
-    their spawn (:mod:`broker.prestart`), each of the user's own greeted with its
+    their spawn, into ``prestarted`` (:mod:`broker.warm.prestart`), each of the user's own greeted with its
     handshake and asked its health: a cold command imports the broker meanwhile. A
     request the plan refuses (an unknown profile, say) launches none. Returns what it
     launched."""
@@ -74,7 +75,9 @@ def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
     if profile is None:
         return []
     now = datetime.now(UTC)
-    budget_ms = request.budget.latency_ms if request.budget.latency_ms > 0 else DEFAULT_LATENCY_MS
+    # the deadline the plan gives the probe (``broker.deadlines``), counted from now:
+    # started now, the plan starts later, so its own deadline is no earlier
+    usable = now + query_budget(request.budget.latency_ms) - timedelta(milliseconds=config.defaults.fusion_reserve_ms)
     launches: list[Launch] = []
     for source in contacted(config, profile, list(request.scope.source_ids or []) or None):
         registration = config.adapter_for(source)
@@ -85,12 +88,10 @@ def start_contacted(config: Config, request: QueryRequest) -> list[Launch]:
         env = tuple(sorted(registration.env.items()))
         pass_env = config.pass_env(source)
         launches.append((source.source_uid, tuple(registration.argv), env, params.workdir, None, greeting, pass_env))
-        # the probe the plan makes first (``broker.plan.consider``), under a deadline no
-        # later than the one the plan gives it: started now, the plan starts later
-        own_ms = min(source.timeout_ms, budget_ms - config.defaults.fusion_reserve_ms)
-        probe = HealthParams(deadline=now + timedelta(milliseconds=own_ms))
+        # the probe the plan makes first (``broker.plan.consider``)
+        probe = HealthParams(deadline=source_deadline(now, source.timeout_ms, usable)[0])
         frame = encode_frame(request_frame(prestart.AHEAD_ID, Method.health, probe.to_wire()))
-        prestart.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting,
-                       ahead=(Method.health, probe, frame), pass_env=pass_env)
+        prestarted.start(source.source_uid, registration.argv, registration.env, params.workdir, None, greeting,
+                         ahead=(Method.health, probe, frame), pass_env=pass_env)
     return launches
 

@@ -44,6 +44,7 @@ from broker.supervise.failure import (
 )
 from broker.supervise.process import AdapterProcess, AdapterSpec, Capture, Pending, spawn
 from broker.supervise.timings import Timings
+from broker.warm.prestart import Prestarted
 
 ResultT = TypeVar("ResultT")
 
@@ -62,8 +63,12 @@ class _HealthEntry:
 
 
 class AdapterClient:
-    def __init__(self, spec: AdapterSpec, tasks: TaskGroup, timings: Timings | None = None):
+    def __init__(
+        self, spec: AdapterSpec, tasks: TaskGroup, timings: Timings | None = None,
+        prestarted: Prestarted | None = None,
+    ):
         self.spec = spec
+        self._prestarted = prestarted
         self.manifest: Manifest | None = None
         self.spawns = 0
         self._tasks = tasks
@@ -172,7 +177,7 @@ class AdapterClient:
             raise self._timed_out(f"the deadline had passed before {method} was made")
         process = await self._ensure(deadline_at)
         if (ahead := process.take_ahead(method, params)) is not None:
-            # written at launch (``broker.prestart``), holding its slot until answered
+            # written at launch (``broker.warm.prestart``), holding its slot until answered
             try:
                 return await self._exchange(process, method, wire, deadline_at, read, ahead, sent), process
             except AdapterFailure as failure:
@@ -317,7 +322,7 @@ class AdapterClient:
             self._spawn_lock.release()
 
     async def _start(self, deadline_at: float) -> AdapterProcess:
-        process = await spawn(self.spec, self._capture, self._tasks)
+        process = await spawn(self.spec, self._capture, self._tasks, self._prestarted)
         self.spawns += 1
         self._starting = process
         limit_at = anyio.current_time() + self._timings.handshake_timeout

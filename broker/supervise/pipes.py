@@ -1,7 +1,7 @@
 """A started ``subprocess.Popen`` driven by the event loop: its pipes read and written
 without blocking (``anyio.wait_readable`` / ``wait_writable``), its exit awaited.
 
-Adapters are launched by :func:`broker.prestart.launch`, sometimes before any
+Adapters are launched by :func:`broker.warm.prestart.launch`, sometimes before any
 event loop exists, so the loop adopts the process rather than starting it.
 The broker is the only one to reap it (``poll``), so what :attr:`returncode`
 says is never overtaken by a watcher thread.

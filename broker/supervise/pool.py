@@ -11,6 +11,7 @@ from anyio.abc import TaskGroup
 from broker.supervise.client import AdapterClient
 from broker.supervise.process import AdapterSpec
 from broker.supervise.timings import Timings
+from broker.warm.prestart import Prestarted
 
 
 class Supervisor:
@@ -22,8 +23,9 @@ class Supervisor:
     process and its process group are gone.
     """
 
-    def __init__(self, timings: Timings | None = None) -> None:
+    def __init__(self, timings: Timings | None = None, prestarted: Prestarted | None = None) -> None:
         self.timings = timings or Timings()
+        self.prestarted = prestarted  # processes a cold command started ahead, for its clients to adopt
         self._clients: dict[tuple[str, str], AdapterClient] = {}
         self._replaced: list[AdapterClient] = []
         self._tasks: TaskGroup | None = None
@@ -65,7 +67,7 @@ class Supervisor:
         if current is not None:
             self._replaced.append(current)
             self._tasks.start_soon(current.close)
-        client = AdapterClient(spec, self._tasks, self.timings)
+        client = AdapterClient(spec, self._tasks, self.timings, self.prestarted)
         self._clients[key] = client
         return client
 

@@ -35,10 +35,10 @@ from adapter_sdk.protocol import (
     notification_frame,
     request_frame,
 )
-from broker import prestart
 from broker.adapter_environment import adapter_environment
 from broker.supervise.failure import AdapterFailure, FailureReason
 from broker.supervise.pipes import PipeProcess, PipeReceiveStream
+from broker.warm import prestart
 
 STDERR_TAIL_LINES = 64
 STDERR_LINE_BYTES = 1024
@@ -111,7 +111,7 @@ class AdapterProcess:
         ahead: tuple[int, str, WireModel] | None = None,
     ):
         self.process = process
-        # written at launch (``broker.prestart``): the handshake, and perhaps one request
+        # written at launch (``broker.warm.prestart``): the handshake, and perhaps one request
         # more, ``ahead`` (request id, method, params)
         self.greeted = greeted
         self.pid = process.pid
@@ -395,14 +395,15 @@ def _group_has_live_members(pgid: int) -> bool:
     return False
 
 
-async def spawn(spec: AdapterSpec, capture: Capture, tasks: TaskGroup) -> AdapterProcess:
+async def spawn(
+    spec: AdapterSpec, capture: Capture, tasks: TaskGroup, prestarted: prestart.Prestarted | None = None
+) -> AdapterProcess:
     """Start the adapter in its own process group (or adopt the one a cold command
-    started for this very spec, greeted with its handshake or not at all,
-    ``broker.prestart``); its readers run in ``tasks``."""
+    started for this very spec in ``prestarted``, greeted with its handshake or not
+    at all, ``broker.warm.prestart``); its readers run in ``tasks``."""
     greeting = handshake_frame(spec.init_params)
-    launched = prestart.take(
-        prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd, spec.pass_env), greeting
-    )
+    wanted = prestart.key(spec.source_uid, spec.argv, spec.env, spec.workdir, spec.cwd, spec.pass_env)
+    launched = prestarted.take(wanted, greeting) if prestarted is not None else None
     if launched is not None:
         popen, started_ns = launched.process, launched.started_ns
     else:

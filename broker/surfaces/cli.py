@@ -1,11 +1,12 @@
 """The ``recall`` command: dispatch to one command module, imported only when used.
 
 Each command lives in ``broker.surfaces.commands.<name>`` and exposes ``HELP``,
-``configure(parser)`` and ``run(args) -> exit code``. Errors reach the user as
+``configure(parser)`` and ``run(args, io) -> exit code``, writing only to the
+streams it is given (:mod:`broker.surfaces.streams`). Errors reach the user as
 one line, ``recall: <message>``, with exit code 1; never a stack trace.
 
 A command that talks to sources is first offered to the resident broker
-(:mod:`broker.surfaces.daemon`), which runs this same dispatch against warm
+(:mod:`broker.warm.daemon`), which runs this same dispatch against warm
 adapters and hands back its output; this module's top level therefore imports
 only what that thin path needs.
 """
@@ -17,6 +18,10 @@ import sys
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from typing import Any
+
+    from broker.surfaces.streams import Streams
+    from broker.warm.launch_plan import Plan
+    from broker.warm.prestart import Prestarted
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "query": ("query", "ask every source of a profile; print evidence pointers"),
@@ -82,11 +87,14 @@ def main(argv: list[str] | None = None) -> None:
     else:
         gc.disable()
     try:
-        from broker.surfaces.daemon.client import forward
+        from broker.warm.daemon.client import forward
 
-        code = forward(argv)
+        code, stdin_read = forward(argv)
         if code is None:
-            code = dispatch(argv)
+            from broker.surfaces.streams import Streams
+
+            io = Streams.of_process()
+            code = dispatch(argv, io if stdin_read is None else io.reading(stdin_read))
     except KeyboardInterrupt:
         sys.stderr.write("recall: interrupted\n")
         sys.exit(130)
@@ -132,33 +140,36 @@ def exit_now(code: int) -> None:
     os._exit(code)
 
 
-def dispatch(argv: list[str], *, resident: Any = None) -> int:
-    """Run one command line in this process; ``resident`` runs broker work in the resident broker."""
+def dispatch(argv: list[str], io: Streams, *, resident: Any = None) -> int:
+    """Run one command line in this process with the streams ``io``; ``resident`` runs
+    broker work in the resident broker."""
     if not argv or argv[0] in ("-h", "--help", "help"):
-        print(usage())
+        io.stdout.write(usage() + "\n")
         return 0
     if argv[0] in ("--version", "-V"):
         argv = ["version"]
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
-        sys.stderr.write(unknown_command(name))
+        io.stderr.write(unknown_command(name))
         return 1
-    plan = launch_ahead(rest) if name == "query" and resident is None else None
+    if name != "query" or resident is not None:
+        return run_command(name, rest, io, resident, None, None)
+    from broker.warm.prestart import Prestarted
+
+    prestarted = Prestarted()  # the adapters this command starts ahead of their spawn
     try:
-        return run_command(name, rest, resident, plan)
+        plan = launch_ahead(rest, prestarted)
+        return run_command(name, rest, io, resident, plan, prestarted)
     finally:
-        if plan is not None:
-            from broker import prestart
-
-            prestart.discard()  # whatever the plan started that the query did not take
+        prestarted.discard()  # whatever the query did not take
 
 
-def launch_ahead(rest: list[str]) -> Any:  # -> broker.launch_plan.Plan | None
-    """Start the adapters the last query of this shape asked, before importing the rest
-    of the broker (:mod:`broker.surfaces.launch_plan`)."""
+def launch_ahead(rest: list[str], prestarted: Prestarted) -> Plan | None:
+    """Start the adapters the last query of this shape asked into ``prestarted``, before
+    importing the rest of the broker (:mod:`broker.warm.launch_plan`)."""
     import os
 
-    from broker.surfaces import launch_plan
+    from broker.warm import launch_plan
 
     try:
         cwd = os.getcwd()
@@ -166,11 +177,13 @@ def launch_ahead(rest: list[str]) -> Any:  # -> broker.launch_plan.Plan | None
         return None  # the command reports it
     plan = launch_plan.for_command(rest, os.environ, cwd)
     if plan is not None:
-        plan.launch()
+        plan.launch(prestarted)
     return plan
 
 
-def run_command(name: str, rest: list[str], resident: Any, plan: Any) -> int:
+def run_command(
+    name: str, rest: list[str], io: Streams, resident: Any, plan: Plan | None, prestarted: Prestarted | None
+) -> int:
     import argparse
     from importlib import import_module
 
@@ -179,6 +192,7 @@ def run_command(name: str, rest: list[str], resident: Any, plan: Any) -> int:
 
     module = import_module(f"broker.surfaces.commands.{COMMANDS[name][0]}")
     parser = Parser(
+        io,
         prog=f"recall {name}",
         description=getattr(module, "DESCRIPTION", module.HELP),
         epilog=getattr(module, "EXIT_CODES", EXIT_CODES),
@@ -189,12 +203,13 @@ def run_command(name: str, rest: list[str], resident: Any, plan: Any) -> int:
         args = parser.parse_command(rest)
         args.resident = resident
         args.launch_plan = plan
-        return int(module.run(args))
+        args.prestarted = prestarted
+        return int(module.run(args, io))
     except RecallError as exc:
-        sys.stderr.write(f"recall: {exc}\n")
+        io.stderr.write(f"recall: {exc}\n")
         return 1
     except KeyboardInterrupt:
-        sys.stderr.write("recall: interrupted\n")
+        io.stderr.write("recall: interrupted\n")
         return 130
 
 

@@ -17,11 +17,10 @@ never written there.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import orjson
 
@@ -129,25 +128,27 @@ class TurnResult:
 
 
 def run_turn(
-    source: Callable[[Callable[[BrokerAPI], Awaitable[Any]]], Any], hook: HookInput, settings: TurnSettings
+    source: Callable[[Callable[[BrokerAPI], Awaitable[Any]]], Any], hook: HookInput, settings: TurnSettings,
+    stderr: TextIO,
 ) -> TurnResult:
     """One pre-reply query, bounded by a watchdog.
 
     ``source(work)`` runs ``await work(broker)`` against a broker (local or
     resident); the watchdog cancels the query, which stops its adapter
-    processes, if the latency budget is overrun.
+    processes, if the latency budget is overrun. Problems with the session's
+    ledger are told on ``stderr``.
     """
     import anyio
 
     from broker.render.context import context_block
 
-    ledger = _ledger(hook.turn.session_id)
+    ledger = _ledger(hook.turn.session_id, stderr)
     earlier: list[str] = []
     if ledger is not None:
         try:
             earlier = ledger.shown()
         except SessionLedgerError as exc:
-            warn(str(exc))
+            warn(stderr, str(exc))
             ledger = None
     request = turn_request(hook.turn, settings, earlier)
 
@@ -162,11 +163,11 @@ def run_turn(
         try:
             ledger.record(lineages, earlier)
         except OSError as exc:
-            warn(f"cannot record what this session was shown ({exc.strerror})")
+            warn(stderr, f"cannot record what this session was shown ({exc.strerror})")
     return TurnResult(block, lineages, str(response.outcome), str(response.coverage))
 
 
-def _ledger(session_id: str | None) -> SessionLedger | None:
+def _ledger(session_id: str | None, stderr: TextIO) -> SessionLedger | None:
     from broker.config.locations import xdg_base
 
     if session_id is None:
@@ -174,10 +175,10 @@ def _ledger(session_id: str | None) -> SessionLedger | None:
     problems: list[Any] = []
     state = xdg_base("XDG_STATE_HOME", os.environ, problems)
     if state is None:
-        warn(f"no state folder for this session's ledger: {problems[0]}")
+        warn(stderr, f"no state folder for this session's ledger: {problems[0]}")
         return None
     return SessionLedger(state / "recall" / "hook-sessions", session_id)
 
 
-def warn(message: str) -> None:
-    sys.stderr.write(f"recall hook: {message}\n")
+def warn(stderr: TextIO, message: str) -> None:
+    stderr.write(f"recall hook: {message}\n")

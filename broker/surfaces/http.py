@@ -54,10 +54,10 @@ from broker.errors import (
     ExpandError,
     RecallError,
 )
-from broker.render.encode import json_bytes
 from broker.requests import InvalidRequest, check_query, json_instant_problems
 from broker.surfaces.error_codes import error_code
 from broker.surfaces.page import access as page_access
+from broker.surfaces.responses import json_response, media_type, problem
 
 API_VERSION = "v1"
 Parsed = TypeVar("Parsed", bound=WireModel)
@@ -97,14 +97,6 @@ UNSLOTTED_PATHS = frozenset({"/v1/health", "/v1/version"})
 
 # ---------------------------------------------------------------------------
 # Responses
-
-
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(json_bytes(body), status, headers=headers, media_type="application/json")
-
-
-def problem(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
-    return json_response({"error": {"code": code, "message": message}}, status, headers)
 
 
 class Problem(Exception):
@@ -296,11 +288,6 @@ class Guard:
 
 # ---------------------------------------------------------------------------
 # Request parsing
-
-
-def media_type(request: Request) -> str:
-    """The request body's media type, without parameters, lowercased."""
-    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
 async def read_object(request: Request) -> dict[str, Any]:

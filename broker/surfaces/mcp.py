@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import signal
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
@@ -74,6 +73,7 @@ from broker.requests import (
 
 if TYPE_CHECKING:
     from broker.app import Broker
+    from broker.surfaces.streams import Streams
 
 MAX_IN_FLIGHT = 32
 BUSY_CODE = -32000
@@ -472,14 +472,17 @@ def build_server(config: Config, profile: str) -> Server[Tools]:
     )
 
 
-def serve_stdio(config: Config, profile: str) -> None:
+def serve_stdio(config: Config, profile: str, io: Streams) -> None:
     """Serve until stdin closes, SIGTERM or SIGINT; adapter processes stop before this returns.
 
     A client ends the server by closing stdin and, a moment later, SIGTERM. Either
     way the adapters are stopped first: a signal that arrives while they are being
-    stopped is taken, not left to kill this process and orphan them.
+    stopped is taken, not left to kill this process and orphan them. The wire is
+    the process's own descriptors 0 and 1, which the SDK claims while serving so
+    that nothing else (an adapter's stray output) reaches it; diagnostics go to
+    ``io.stderr``.
     """
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(io.stderr)
     handler.setFormatter(logging.Formatter("recall mcp: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     server = build_server(config, profile)

@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from broker.surfaces.streams import Streams
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with exit code 1 for usage errors (2 means "abstained" here)."""
+    """argparse with exit code 1 for usage errors (2 means "abstained" here), printing
+    help and errors to the command's own streams."""
+
+    def __init__(self, io: Streams, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.io = io
+
+    def print_usage(self, file: SupportsWrite[str] | None = None) -> None:
+        super().print_usage(self.io.stdout if file is None else file)
+
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+        super().print_help(self.io.stdout if file is None else file)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        self._print_message(message or "", self.io.stderr)
+        raise SystemExit(status)
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"recall: {message}\n")
+        self.print_usage(self.io.stderr)
+        self.io.stderr.write(f"recall: {message}\n")
         raise SystemExit(1)
 
     def parse_command(self, argv: list[str]) -> argparse.Namespace:

@@ -10,8 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from broker import prestart
-from broker.surfaces import launch_plan
+from broker.warm import launch_plan, prestart
 from tests.cli.conftest import RECALL
 from tests.support.fixture_config import FIXTURE_ADAPTER, adapter_registration, fixture_sources
 
@@ -73,11 +72,12 @@ def _plan(tmp_path: Path, env: dict[str, str], *args: str) -> launch_plan.Plan:
 
 def _launched_by(plan: launch_plan.Plan) -> list[prestart.Key]:
     """What ``plan`` starts, as prestart keys; the processes are ended at once."""
+    prestarted = prestart.Prestarted()
     try:
-        plan.launch()
-        return list(prestart._started)
+        plan.launch(prestarted)
+        return list(prestarted._started)
     finally:
-        prestart.discard()
+        prestarted.discard()
 
 
 def test_a_query_remembers_the_adapters_it_asked_and_the_next_one_starts_them_first(tmp_path: Path) -> None:

@@ -26,8 +26,9 @@ VOLATILE = re.compile(
 
 
 # What an adapter process did to answer (files it read, caches it warmed, how it
-# checked its folder) differs between a fresh and a warm adapter; the answer does not.
-WORK_DIAGNOSTICS = re.compile(r"(diagnostics )[^\n]*")
+# checked its folder: a resident one watches it) differs between a fresh and a warm
+# adapter; the answer does not.
+WORK_DIAGNOSTICS = re.compile(r"(diagnostics |^ +freshness: )[^\n]*", re.MULTILINE)
 
 
 def without_diagnostics(value: object) -> object:

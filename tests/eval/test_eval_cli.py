@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import json
 
-from broker.surfaces.cli import dispatch
+from broker.surfaces.cli import dispatch as dispatch_with
+from broker.surfaces.streams import Streams
 from tests.eval.conftest import JUDGMENTS
+
+
+def dispatch(argv: list[str]) -> int:
+    """A command line run in this process, with its streams (captured by ``capsys``)."""
+    return dispatch_with(argv, Streams.of_process())
 
 
 def test_validate_accepts_a_good_pack(write_pack, capsys):

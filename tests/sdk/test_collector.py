@@ -103,12 +103,12 @@ def collector_of(*arguments: str) -> str:
     probe = (
         "import gc\n"
         "import broker.surfaces.cli as cli\n"
-        "import broker.surfaces.daemon.client as client\n"
-        "def dispatch(argv, **_):\n"
+        "import broker.warm.daemon.client as client\n"
+        "def dispatch(argv, io, **_):\n"
         "    print(gc.isenabled(), gc.get_threshold()[0])\n"
         "    return 0\n"
         "cli.dispatch = dispatch\n"
-        "client.forward = lambda argv: None\n"
+        "client.forward = lambda argv: (None, None)\n"
         f"cli.main({list(arguments)!r})\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)

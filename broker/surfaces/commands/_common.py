@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from broker.environment import DAEMON_ENV, SERVER_ENV
 from broker.errors import UsageError
+from broker.surfaces.streams import Streams
 
 if TYPE_CHECKING:
     from broker.contracts import QueryRequest
@@ -82,26 +82,28 @@ def with_broker(
         anyio.run(remote)
         return answer[0]
 
-    from broker import prestart
     from broker.config import load_config
+    from broker.warm.prestart import Prestarted
 
     config = load_config()
+    # what this command's dispatch started ahead (a query's launch plan), or a fresh one
+    prestarted = getattr(args, "prestarted", None) or Prestarted()
     try:
         if request is not None:
             from broker.reach import start_contacted
 
-            launched = start_contacted(config, request)
+            launched = start_contacted(config, request, prestarted)
             plan = getattr(args, "launch_plan", None)
             if plan is not None:
                 plan.keep(config, launched)
         from broker.app import run
 
-        return run(config, work)
+        return run(config, work, prestarted)
     finally:
-        prestart.discard()
+        prestarted.discard()
 
 
-def print_json(data: Any) -> None:
+def print_json(io: Streams, data: Any) -> None:
     from broker.render.encode import json_document
 
-    sys.stdout.write(json_document(data))
+    io.stdout.write(json_document(data))

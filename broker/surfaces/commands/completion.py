@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from broker.surfaces.streams import Streams
+
 HELP = "print a shell completion script (bash, zsh or fish)"
 DESCRIPTION = """Print a shell completion script for recall's commands and flags.
 
@@ -25,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("shell", choices=SHELLS, help="the shell to complete in")
 
 
-def command_flags() -> dict[str, list[str]]:
+def command_flags(io: Streams) -> dict[str, list[str]]:
     """Every command's long and short flags, read from its own parser."""
     from importlib import import_module
 
@@ -35,7 +37,7 @@ def command_flags() -> dict[str, list[str]]:
     flags: dict[str, list[str]] = {}
     for name, (module_name, _) in COMMANDS.items():
         module = import_module(f"broker.surfaces.commands.{module_name}")
-        parser = Parser(prog=f"recall {name}")
+        parser = Parser(io, prog=f"recall {name}")
         module.configure(parser)
         flags[name] = sorted({opt for action in parser._actions for opt in action.option_strings})
     return flags
@@ -110,9 +112,7 @@ def _fish_quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def run(args: argparse.Namespace) -> int:
-    import sys
-
+def run(args: argparse.Namespace, io: Streams) -> int:
     script = {"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[args.shell]
-    sys.stdout.write(script(command_flags()))
+    io.stdout.write(script(command_flags(io)))
     return 0

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from broker.surfaces.commands._common import add_json, add_profile, print_json
+from broker.surfaces.streams import Streams
 
 HELP = "show the merged configuration and where each value came from"
 
@@ -25,13 +25,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.config import load_config
     from broker.config.explain import explain, render_explanation
 
     data = explain(load_config(), args.profile)
     if args.json:
-        print_json(data)
+        print_json(io, data)
     else:
-        sys.stdout.write(render_explanation(data))
+        io.stdout.write(render_explanation(data))
     return 0

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from typing import TYPE_CHECKING
 
 from broker.environment import DAEMON_ENV, DAEMON_IDLE_ENV
 from broker.surfaces.commands._common import add_json, print_json
+from broker.surfaces.streams import Streams
 
 if TYPE_CHECKING:
-    from broker.surfaces.daemon.place import Place
+    from broker.warm.daemon.place import Place
 
 HELP = "list, show, start or stop the resident brokers commands start on demand"
 DESCRIPTION = f"""List, show, start or stop the resident brokers commands start on demand.
@@ -64,48 +64,50 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         f"(default: ${DAEMON_IDLE_ENV} or 900)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.errors import UsageError
-    from broker.surfaces.daemon.place import UnusablePlace, place_for
+    from broker.warm.daemon.place import UnusablePlace, place_for
 
     if args.all and args.action != "stop":
         raise UsageError("--all goes with stop")
     if args.action == "list":
-        return list_brokers(args.json)
+        return list_brokers(args.json, io)
     if args.action == "stop" and args.all:
-        return stop_all(args.json)
+        return stop_all(args.json, io)
     try:
         place = place_for(os.environ, os.getcwd())
         socket_path = args.socket or place.socket
         if args.action == "start":
-            return start(place, args.json)
+            return start(place, args.json, io)
         if args.action == "run":
-            from broker.surfaces.daemon.server import idle_limit, serve
+            from broker.surfaces.cli import dispatch
+            from broker.surfaces.http import create_app
+            from broker.warm.daemon.server import idle_limit, serve
 
-            return serve(socket_path, idle_limit(args.idle_seconds))
+            return serve(socket_path, idle_limit(args.idle_seconds), dispatch, create_app)
         if args.action == "stop":
-            from broker.surfaces.daemon.client import wait_for_start
+            from broker.warm.daemon.client import wait_for_start
 
             wait_for_start(place)  # a broker a command just started in the background is stopped too
-            return stop(socket_path, args.json)
-        return status(socket_path, args.json)
+            return stop(socket_path, args.json, io)
+        return status(socket_path, args.json, io)
     except UnusablePlace as exc:
         raise UsageError(f"no usable folder for the resident broker's socket: {exc}") from None
 
 
-def status(socket_path: str, as_json: bool) -> int:
-    from broker.surfaces.daemon.client import NotListening, exchange
+def status(socket_path: str, as_json: bool, io: Streams) -> int:
+    from broker.warm.daemon.client import NotListening, exchange
 
     try:
         _, state = exchange(socket_path, "GET", "/v1/daemon")
     except NotListening:
         state = None
     if as_json:
-        print_json({"running": state is not None, "socket": socket_path, **(state or {})})
+        print_json(io, {"running": state is not None, "socket": socket_path, **(state or {})})
     elif state is None:
-        sys.stdout.write(f"no resident broker for this configuration (its socket would be {socket_path})\n")
+        io.stdout.write(f"no resident broker for this configuration (its socket would be {socket_path})\n")
     else:
-        sys.stdout.write(
+        io.stdout.write(
             f"resident broker pid {state['pid']}, recall {state['version']}\n"
             f"  socket       {state['socket']}\n"
             f"  config       {state['config_file']}\n"
@@ -117,24 +119,24 @@ def status(socket_path: str, as_json: bool) -> int:
     return 0
 
 
-def start(place: Place, as_json: bool) -> int:
+def start(place: Place, as_json: bool, io: Streams) -> int:
     """Start the broker (a start that failed lately is tried again: it was asked for)."""
     from contextlib import suppress
 
-    from broker.surfaces.daemon.client import start as start_broker
+    from broker.warm.daemon.client import start as start_broker
 
     with suppress(FileNotFoundError):
         os.unlink(place.failed)
     if start_broker(place):
         wait_until_warm(place.socket)
-        return status(place.socket, as_json)
-    sys.stderr.write(f"recall: the resident broker could not start: {last_words(place.log)} (its log: {place.log})\n")
+        return status(place.socket, as_json, io)
+    io.stderr.write(f"recall: the resident broker could not start: {last_words(place.log)} (its log: {place.log})\n")
     return 1
 
 
 def last_words(log_path: str) -> str:
     """The last line a broker that could not start wrote: why, as its command said it."""
-    from broker.surfaces.daemon.place import read_own_file
+    from broker.warm.daemon.place import read_own_file
 
     try:
         tail = read_own_file(log_path, LOG_TAIL_BYTES).decode("utf-8", "replace")
@@ -149,7 +151,7 @@ def last_words(log_path: str) -> str:
 def wait_until_warm(socket_path: str) -> None:
     """Until the broker has started its adapters (an adapter that cannot start is the
     first command's to report), or ``WARM_WAIT_SECONDS`` have passed."""
-    from broker.surfaces.daemon.client import NotListening, exchange
+    from broker.warm.daemon.client import NotListening, exchange
 
     deadline = time.monotonic() + WARM_WAIT_SECONDS
     while time.monotonic() < deadline:
@@ -162,8 +164,8 @@ def wait_until_warm(socket_path: str) -> None:
         time.sleep(0.02)
 
 
-def stop(socket_path: str, as_json: bool) -> int:
-    from broker.surfaces.daemon.client import NotListening, exchange
+def stop(socket_path: str, as_json: bool, io: Streams) -> int:
+    from broker.warm.daemon.client import NotListening, exchange
 
     try:
         _, state = exchange(socket_path, "POST", "/v1/daemon/stop")
@@ -172,11 +174,11 @@ def stop(socket_path: str, as_json: bool) -> int:
     if state is not None:
         wait_until_gone(int(state["pid"]))
     if as_json:
-        print_json({"stopped": state is not None, "pid": state["pid"] if state else None})
+        print_json(io, {"stopped": state is not None, "pid": state["pid"] if state else None})
     elif state is None:
-        sys.stdout.write("no resident broker was running for this configuration\n")
+        io.stdout.write("no resident broker was running for this configuration\n")
     else:
-        sys.stdout.write(f"stopped the resident broker (pid {state['pid']})\n")
+        io.stdout.write(f"stopped the resident broker (pid {state['pid']})\n")
     return 0
 
 
@@ -191,15 +193,15 @@ def wait_until_gone(pid: int) -> None:
         time.sleep(0.05)
 
 
-def list_brokers(as_json: bool) -> int:
-    from broker.surfaces.daemon.roster import running_brokers
+def list_brokers(as_json: bool, io: Streams) -> int:
+    from broker.warm.daemon.roster import running_brokers
 
     brokers = running_brokers()
     if as_json:
-        print_json({"brokers": [broker.as_json() for broker in brokers]})
+        print_json(io, {"brokers": [broker.as_json() for broker in brokers]})
         return 0
     if not brokers:
-        sys.stdout.write("no resident broker is running for this user\n")
+        io.stdout.write("no resident broker is running for this user\n")
         return 0
     rows = [("PID", "STARTED", "IDLE", "MEMORY", "CONFIGURATION")]
     for broker in brokers:
@@ -216,7 +218,7 @@ def list_brokers(as_json: bool) -> int:
     widths = [max(len(row[column]) for row in rows) for column in range(4)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
-        sys.stdout.write("  ".join([*cells, row[4]]) + "\n")
+        io.stdout.write("  ".join([*cells, row[4]]) + "\n")
     return 0
 
 
@@ -228,21 +230,21 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600:.0f}h{seconds % 3600 // 60:02.0f}m"
 
 
-def stop_all(as_json: bool) -> int:
-    from broker.surfaces.daemon.roster import running_brokers
-    from broker.surfaces.daemon.roster import stop_all as stop_brokers
+def stop_all(as_json: bool, io: Streams) -> int:
+    from broker.warm.daemon.roster import running_brokers
+    from broker.warm.daemon.roster import stop_all as stop_brokers
 
     brokers = running_brokers()
     left = stop_brokers(brokers, STOP_WAIT_SECONDS)
     stopped = [broker.pid for broker in brokers if broker.pid not in left]
     if as_json:
-        print_json({"stopped": stopped, "still_running": left})
+        print_json(io, {"stopped": stopped, "still_running": left})
     elif not brokers:
-        sys.stdout.write("no resident broker was running for this user\n")
+        io.stdout.write("no resident broker was running for this user\n")
     else:
-        sys.stdout.write(f"stopped {len(stopped)} resident broker(s): {', '.join(map(str, stopped)) or 'none'}\n")
+        io.stdout.write(f"stopped {len(stopped)} resident broker(s): {', '.join(map(str, stopped)) or 'none'}\n")
     if left:
-        sys.stderr.write(f"recall: resident brokers still running after {STOP_WAIT_SECONDS:g}s (sent SIGTERM): "
+        io.stderr.write(f"recall: resident brokers still running after {STOP_WAIT_SECONDS:g}s (sent SIGTERM): "
                          f"{', '.join(map(str, left))}\n")
         return 1
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from broker.surfaces.commands._common import (
@@ -13,6 +12,7 @@ from broker.surfaces.commands._common import (
     print_json,
     with_broker,
 )
+from broker.surfaces.streams import Streams
 
 if TYPE_CHECKING:
     from broker.doctor import Diagnosis
@@ -54,14 +54,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_server(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.doctor import render, to_json
 
     diagnosis = remote(args) if args.server else local(args)
     if args.json:
-        print_json(to_json(diagnosis))
+        print_json(io, to_json(diagnosis))
     else:
-        sys.stdout.write(render(diagnosis))
+        io.stdout.write(render(diagnosis))
     return diagnosis.exit_code
 
 

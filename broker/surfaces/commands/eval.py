@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from broker.surfaces.commands._common import add_json, print_json
+from broker.surfaces.streams import Streams
 
 HELP = "run and compare evaluation packs"
 DESCRIPTION = """Validate and run judged query packs, and compare a run with a baseline.
@@ -43,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.errors import UsageError
 
     if args.split and args.action != "run":
@@ -51,15 +51,15 @@ def run(args: argparse.Namespace) -> int:
     if args.action != "compare" and args.runs:
         raise UsageError(f"eval {args.action} takes no positional arguments; use --pack DIR")
     if args.action == "compare":
-        return _compare(args)
+        return _compare(args, io)
     if not args.pack:
         raise UsageError(f"eval {args.action} needs --pack DIR")
     if args.action == "validate":
-        return _validate(args)
-    return _run(args)
+        return _validate(args, io)
+    return _run(args, io)
 
 
-def _validate(args: argparse.Namespace) -> int:
+def _validate(args: argparse.Namespace, io: Streams) -> int:
     import tempfile
 
     from broker.evaluation.abstain_pool import leaked_words
@@ -78,15 +78,15 @@ def _validate(args: argparse.Namespace) -> int:
     judged = sum(len(j) for j in pack.judgments.values())
     digest = content_hash(pack)
     if args.json:
-        print_json({"pack_id": pack.pack_id, "valid": True, "cases": len(pack.cases),
+        print_json(io, {"pack_id": pack.pack_id, "valid": True, "cases": len(pack.cases),
                     "judgments": judged, "content_hash": digest})
     else:
-        print(f"pack {pack.pack_id} {pack.manifest.version}: valid, {len(pack.cases)} cases, "
-              f"{judged} judgments, {digest[:19]}")
+        io.stdout.write(f"pack {pack.pack_id} {pack.manifest.version}: valid, {len(pack.cases)} cases, "
+                        f"{judged} judgments, {digest[:19]}\n")
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, io: Streams) -> int:
     from broker.evaluation.artifacts import write_run
     from broker.evaluation.execute import run_pack
     from broker.evaluation.pack import load_pack
@@ -97,9 +97,9 @@ def _run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else _default_out(result.run["run_id"])
     write_run(result, out)
     if args.json:
-        print_json(result.run)
+        print_json(io, result.run)
     else:
-        sys.stdout.write(summary_markdown(result.run) + f"\nartifacts: {out}\n")
+        io.stdout.write(summary_markdown(result.run) + f"\nartifacts: {out}\n")
     return 0 if result.passed else GATE_FAILED
 
 
@@ -110,7 +110,7 @@ def _default_out(run_id: str) -> Path:
     return Path(state) / "recall" / "eval" / run_id
 
 
-def _compare(args: argparse.Namespace) -> int:
+def _compare(args: argparse.Namespace, io: Streams) -> int:
     from broker.errors import UsageError
     from broker.evaluation.artifacts import read_run
     from broker.evaluation.compare import compare_runs
@@ -122,7 +122,7 @@ def _compare(args: argparse.Namespace) -> int:
     candidate, candidate_cases = read_run(Path(args.runs[1]))
     comparison = compare_runs(baseline, candidate, baseline_cases, candidate_cases)
     if args.json:
-        print_json(comparison.to_json())
+        print_json(io, comparison.to_json())
     else:
-        sys.stdout.write(comparison_text(comparison))
+        io.stdout.write(comparison_text(comparison))
     return 0 if comparison.status == "pass" else GATE_FAILED

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from broker.surfaces.commands._common import (
     add_json,
@@ -12,6 +11,7 @@ from broker.surfaces.commands._common import (
     print_json,
     with_broker,
 )
+from broker.surfaces.streams import Streams
 from broker.vocabulary import DEFAULT_EXPAND_BUDGET_BYTES
 
 HELP = "read the evidence behind a locator"
@@ -49,7 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_server(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.contracts import DetailLevel, ExpandRequest
     from broker.errors import ExpandError, UsageError
     from broker.render.human import render_expand
@@ -66,12 +66,12 @@ def run(args: argparse.Namespace) -> int:
         response = with_broker(args, lambda broker: broker.expand(request))
     except ExpandError as exc:
         if args.json:
-            print_json({"error": {"code": str(exc.code), "message": exc.message}})
-        sys.stderr.write(f"recall: {args.locator} could not be expanded: {exc.message}\n")
+            print_json(io, {"error": {"code": str(exc.code), "message": exc.message}})
+        io.stderr.write(f"recall: {args.locator} could not be expanded: {exc.message}\n")
         return exc.stated.exit_code
     if args.json:
-        print_json(response.to_json())
+        print_json(io, response.to_json())
     else:
         text = render_expand(response)
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        io.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from broker.surfaces.commands._common import add_json, add_profile, add_server
+from broker.surfaces.streams import Streams
 
 HELP = "fetch current evidence before a reply (agent-host hooks); install the hook"
 DESCRIPTION = """Fetch current evidence before an agent replies, in the shape its host reads.
@@ -75,31 +76,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_server(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     if args.action in ("install", "uninstall"):
-        return _edit_settings(args)
-    return _hook(args)
+        return _edit_settings(args, io)
+    return _hook(args, io)
 
 
 # -- the hook ------------------------------------------------------------------
 
 
-def _hook(args: argparse.Namespace) -> int:
+def _hook(args: argparse.Namespace, io: Streams) -> int:
     """Never fails the prompt: every problem is one stderr line and exit 0."""
     from broker.surfaces.hook import warn
 
     try:
-        return _answer(args)
+        return _answer(args, io)
     except KeyboardInterrupt:
-        warn("interrupted; nothing injected")
+        warn(io.stderr, "interrupted; nothing injected")
     except TimeoutError:
-        warn(f"no answer within the {args.budget_ms} ms budget; nothing injected")
+        warn(io.stderr, f"no answer within the {args.budget_ms} ms budget; nothing injected")
     except Exception as exc:  # the prompt goes on whatever happened here
-        warn(f"{_one_line(exc)}; nothing injected")
+        warn(io.stderr, f"{_one_line(exc)}; nothing injected")
     return 0
 
 
-def _answer(args: argparse.Namespace) -> int:
+def _answer(args: argparse.Namespace, io: Streams) -> int:
     import os
     from dataclasses import replace
 
@@ -118,12 +119,12 @@ def _answer(args: argparse.Namespace) -> int:
 
     if args.budget_ms <= 0 or args.budget_tokens <= 0 or args.limit <= 0:
         raise UsageError("--budget-ms, --budget-tokens and --limit must be positive")
-    raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    raw = io.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     if len(raw) > MAX_INPUT_BYTES:
         raise UsageError(f"the hook input is larger than {MAX_INPUT_BYTES} bytes")
     hook = read_claude_code(raw) if args.action == "claude-code" else read_generic(raw)
     if hook is None:
-        warn("not a UserPromptSubmit event; nothing injected")
+        warn(io.stderr, "not a UserPromptSubmit event; nothing injected")
         return 0
     if args.action == "pre-reply" and (args.session or args.suppress_lineage):
         turn = hook.turn
@@ -137,17 +138,17 @@ def _answer(args: argparse.Namespace) -> int:
         os.chdir(hook.cwd)
     valid_at = parse_time(args.valid_at, "--valid-at") if args.valid_at else None
     settings = TurnSettings(args.profile, args.budget_ms, args.budget_tokens, args.limit, valid_at)
-    result = run_turn(lambda work: with_broker(args, work), hook, settings)
+    result = run_turn(lambda work: with_broker(args, work), hook, settings, io.stderr)
     if result.coverage == "degraded" and result.block is None:
-        warn(f"outcome {result.outcome}, coverage degraded; nothing injected")
+        warn(io.stderr, f"outcome {result.outcome}, coverage degraded; nothing injected")
     if args.action == "claude-code":
         if result.block:
-            sys.stdout.write(claude_code_output(result.block) + "\n")
+            io.stdout.write(claude_code_output(result.block) + "\n")
     elif args.json:
-        print_json({"context": result.block, "lineages": result.lineages,
+        print_json(io, {"context": result.block, "lineages": result.lineages,
                     "outcome": result.outcome, "coverage": result.coverage})
     elif result.block:
-        sys.stdout.write(result.block + "\n")
+        io.stdout.write(result.block + "\n")
     return 0
 
 
@@ -159,7 +160,7 @@ def _one_line(exc: BaseException) -> str:
 # -- the settings file -------------------------------------------------------------
 
 
-def _edit_settings(args: argparse.Namespace) -> int:
+def _edit_settings(args: argparse.Namespace, io: Streams) -> int:
     import difflib
     import os
     from pathlib import Path
@@ -183,7 +184,7 @@ def _edit_settings(args: argparse.Namespace) -> int:
         edit = plan_uninstall(path, [args.hook_command] if args.hook_command else [])
     if not edit.changed:
         state = "installed" if args.action == "install" else "not installed"
-        print(f"{path}: the recall hook is already {state}; nothing to change")
+        io.stdout.write(f"{path}: the recall hook is already {state}; nothing to change\n")
         return 0
     if args.dry_run:
         diff = difflib.unified_diff(
@@ -192,14 +193,14 @@ def _edit_settings(args: argparse.Namespace) -> int:
             fromfile=str(path) if edit.before is not None else "/dev/null",
             tofile=str(path) if edit.after is not None else "/dev/null",
         )
-        sys.stdout.write("".join(diff))
-        print(f"(dry run: {path} not changed)")
+        io.stdout.write("".join(diff))
+        io.stdout.write(f"(dry run: {path} not changed)\n")
         return 0
     apply(edit)
     if edit.after is None:
-        print(f"{path}: recall hook removed (install had created the file for it; it is deleted)")
+        io.stdout.write(f"{path}: recall hook removed (install had created the file for it; it is deleted)\n")
     else:
-        print(f"{path}: recall hook {'installed' if args.action == 'install' else 'removed'}")
+        io.stdout.write(f"{path}: recall hook {'installed' if args.action == 'install' else 'removed'}\n")
     return 0
 
 

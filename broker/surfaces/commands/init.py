@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import TYPE_CHECKING, Any
 
 from broker.surfaces.commands._common import add_json, print_json
+from broker.surfaces.streams import Streams
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,7 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.config.init import (
         SEMANTIC_INSTALL,
         notes_directory,
@@ -61,9 +61,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"the semantic leg needs its extra: {SEMANTIC_INSTALL}; nothing was changed")
     notes_text, tasks_text = args.notes, args.tasks
     if notes_text is None and tasks_text is None and not args.semantic:
-        if args.json or not sys.stdin.isatty():
+        if args.json or not io.stdin_is_terminal:
             raise UsageError("recall init needs --notes DIR, --tasks PATH, --semantic, or several")
-        notes_text = input("Notes directory: ").strip()
+        notes_text = ask(io, "Notes directory: ")
         if not notes_text:
             raise UsageError("recall init needs a notes directory")
     notes = notes_directory(notes_text, home) if notes_text is not None else None
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.json:
         print_json(
+            io,
             {
                 "action": result.action,
                 "config_path": str(result.config_path),
@@ -89,8 +90,18 @@ def run(args: argparse.Namespace) -> int:
     if forgotten:
         lines.append(f"removed {len(forgotten)} index folders of the replaced sources")
     lines += ["", "Next:", *(f"  {step}" for step in result.next)]
-    sys.stdout.write("\n".join(lines) + "\n")
+    io.stdout.write("\n".join(lines) + "\n")
     return 0
+
+
+def ask(io: Streams, prompt: str) -> str:
+    """One line typed at the terminal after ``prompt``, stripped; an ended input ends the command."""
+    io.stdout.write(prompt)
+    io.stdout.flush()
+    line = io.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.strip()
 
 
 def _change_line(change: SourceChange) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from broker.surfaces.commands._common import add_profile
+from broker.surfaces.streams import Streams
 
 HELP = "serve the MCP tools over stdio"
 DESCRIPTION = """Serve recall_query, recall_expand, recall_refresh and recall_sources over MCP (stdio).
@@ -20,7 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_profile(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.config import load_config
     from broker.errors import UsageError
 
@@ -37,5 +38,5 @@ def run(args: argparse.Namespace) -> int:
     config = load_config()
     profile = config.profile(args.profile).name
     anyio.run(vet_project_settings, config)  # a trust-boundary crossing stops us before serving
-    serve_stdio(config, profile)
+    serve_stdio(config, profile, io)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from broker.surfaces.commands._common import add_profile
+from broker.surfaces.streams import Streams
 
 HELP = "open the search page in a browser"
 DESCRIPTION = """Serve the search page for one profile on loopback and open it in a browser.
@@ -26,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-browser", action="store_true", help="print the address; open nothing")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     import ipaddress
 
     from broker.errors import UsageError
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
                          "use 'recall serve' with a token to serve beyond it")
     served = argparse.Namespace(addr=args.addr, profile=args.profile, auth_token_env=None,
                                 request_timeout=120.0, log_requests=False)
-    return serve(served, on_listening=None if args.no_browser else open_browser)
+    return serve(served, io, on_listening=None if args.no_browser else open_browser)
 
 
 def open_browser(url: str) -> None:

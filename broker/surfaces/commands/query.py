@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from broker.instants import parse_time
 from broker.surfaces.commands._common import (
@@ -13,6 +12,7 @@ from broker.surfaces.commands._common import (
     print_json,
     with_broker,
 )
+from broker.surfaces.streams import Streams
 from broker.vocabulary import DEFAULT_LATENCY_MS, DEFAULT_RESPONSE_TOKENS
 
 HELP = "ask every source of a profile; print evidence pointers"
@@ -132,7 +132,7 @@ def parse_scope(items: list[str]) -> dict:
     return scope
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     request = build_request(args)
     response = with_broker(args, lambda broker: broker.query(request), request)
 
@@ -141,10 +141,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from broker.render.pointer import pointer_projection
 
-        print_json(response.to_json() if args.explain else pointer_projection(response))
+        print_json(io, response.to_json() if args.explain else pointer_projection(response))
     else:
         from broker.render.human import render_query
 
         text = render_query(response, explain=args.explain)
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        io.stdout.write(text if text.endswith("\n") else text + "\n")
     return exit_code(response)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
+from typing import TextIO
 
 from broker.surfaces.commands._common import (
     add_json,
@@ -13,6 +13,7 @@ from broker.surfaces.commands._common import (
     print_json,
     with_broker,
 )
+from broker.surfaces.streams import Streams
 
 HELP = "rebuild or re-check source indexes"
 DESCRIPTION = """Refresh the indexes of the profile's sources (or one --source).
@@ -37,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_server(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.contracts import RefreshOutcome, RefreshRequest
     from broker.errors import UsageError
     from broker.render.human import render_refresh
@@ -47,29 +48,29 @@ def run(args: argparse.Namespace) -> int:
         request = check_refresh(RefreshRequest(profile=args.profile, source_id=args.source, full=args.full))
     except InvalidRequest as exc:
         raise UsageError(exc.describe({"source_id": "--source"})) from None
-    progress = _Progress() if sys.stderr.isatty() and not args.json else None
+    progress = _Progress(io.stderr) if io.stderr_is_terminal and not args.json else None
     try:
         response = with_broker(args, lambda broker: broker.refresh(request, progress))
     finally:
         if progress:
             progress.stop()
     if args.json:
-        print_json(response.to_json())
+        print_json(io, response.to_json())
     else:
         text = render_refresh(response, explain=args.explain)
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        io.stdout.write(text if text.endswith("\n") else text + "\n")
     return {RefreshOutcome.refreshed: 0, RefreshOutcome.degraded: 3}.get(response.outcome, 4)
 
 
 class _Progress:
     """A live line on stderr naming the sources still refreshing and the time spent."""
 
-    def __init__(self) -> None:
+    def __init__(self, stderr: TextIO) -> None:
         from rich.console import Console
         from rich.status import Status
 
         self._running: dict[str, float] = {}
-        self._status = Status("refreshing", console=Console(stderr=True))
+        self._status = Status("refreshing", console=Console(file=stderr))
         self._status.start()
 
     def __call__(self, source_id: str, event: str) -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from broker.surfaces.commands._common import add_json, add_profile
+from broker.surfaces.streams import Streams
 
 if TYPE_CHECKING:
     from broker.claims import Claim
@@ -40,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     import anyio
 
     from broker.app import open_broker
@@ -59,9 +59,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from broker.surfaces.commands._common import print_json
 
-        print_json({"status": "queued", "claim": claim.to_json(), "message": QUEUED.format(id=claim.claim_id)})
+        print_json(io, {"status": "queued", "claim": claim.to_json(), "message": QUEUED.format(id=claim.claim_id)})
     else:
-        sys.stdout.write(f"claim {claim.claim_id} queued: {claim.successor.locator} supersedes "
+        io.stdout.write(f"claim {claim.claim_id} queued: {claim.successor.locator} supersedes "
                          f"{claim.superseded.locator}\n{QUEUED.format(id=claim.claim_id)}\n")
     return 0
 

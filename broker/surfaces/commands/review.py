@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from broker.surfaces.commands._common import add_json
+from broker.surfaces.streams import Streams
 
 if TYPE_CHECKING:
     from broker.claims import Claim
@@ -43,41 +43,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_json(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.config import load_config
     from broker.errors import UsageError
 
     config = load_config()
     if args.action == "list":
-        return _list(config, args.json)
+        return _list(config, args.json, io)
     if not args.claim_id or not args.reviewer:
         raise UsageError(f"review {args.action} needs a claim ID and --reviewer NAME")
     from broker.claims.review import accept, reject
 
     if args.action == "accept":
         claim = accept(config, args.claim_id, args.reviewer)
-        print(f"claim {claim.claim_id} accepted: {claim.successor.locator.split('#')[0]} now "
-              f"supersedes {claim.superseded.path} (its front matter says so)")
+        io.stdout.write(f"claim {claim.claim_id} accepted: {claim.successor.locator.split('#')[0]} now "
+                        f"supersedes {claim.superseded.path} (its front matter says so)\n")
     else:
         claim = reject(config, args.claim_id, args.reviewer, args.reason or "")
-        print(f"claim {claim.claim_id} rejected; it will be refused if reported again")
+        io.stdout.write(f"claim {claim.claim_id} rejected; it will be refused if reported again\n")
     return 0
 
 
-def _list(config: Config, as_json: bool) -> int:
+def _list(config: Config, as_json: bool, io: Streams) -> int:
     from broker.claims.review import pending_claims
 
     claims = pending_claims(config)
     if as_json:
         from broker.surfaces.commands._common import print_json
 
-        print_json({"pending": [c.to_json() for c in claims]})
+        print_json(io, {"pending": [c.to_json() for c in claims]})
         return 0
     if not claims:
-        print("no claims pending review")
+        io.stdout.write("no claims pending review\n")
         return 0
     for claim in claims:
-        sys.stdout.write(claim_block(claim) + "\n")
+        io.stdout.write(claim_block(claim) + "\n")
     return 0
 
 

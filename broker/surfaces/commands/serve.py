@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from broker.surfaces.commands._common import add_profile
+from broker.surfaces.streams import Streams
 
 HELP = "serve the HTTP API on loopback"
 DESCRIPTION = """Serve the /v1 HTTP API for one profile, keeping adapters warm between requests.
@@ -107,11 +108,11 @@ def generated_token(path: Path) -> str:
     return token
 
 
-def run(args: argparse.Namespace) -> int:
-    return serve(args)
+def run(args: argparse.Namespace, io: Streams) -> int:
+    return serve(args, io)
 
 
-def serve(args: argparse.Namespace, on_listening: Callable[[str], None] | None = None) -> int:
+def serve(args: argparse.Namespace, io: Streams, on_listening: Callable[[str], None] | None = None) -> int:
     """Serve until a signal; ``on_listening(url)`` runs once the socket accepts connections."""
     import socket
 
@@ -171,9 +172,11 @@ def serve(args: argparse.Namespace, on_listening: Callable[[str], None] | None =
             h11_max_incomplete_event_size=1 << 20,
         )
     )
-    print(f"recall serve profile {profile} at http://{shown}:{bound_port}", flush=True)
+    io.stdout.write(f"recall serve profile {profile} at http://{shown}:{bound_port}\n")
+    io.stdout.flush()
     if token_file is not None:
-        print(f"bearer token written to {token_file} (send Authorization: Bearer <token>)", flush=True)
+        io.stdout.write(f"bearer token written to {token_file} (send Authorization: Bearer <token>)\n")
+        io.stdout.flush()
     if on_listening is not None:
         on_listening(f"http://{shown}:{bound_port}/")
     try:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from broker.surfaces.commands._common import add_profile
+from broker.surfaces.streams import Streams
 
 HELP = "answer one Sidecar plugin request on stdin"
 DESCRIPTION = """Answer one Sidecar plugin request (sidecar.plugin/v1 or v1-draft).
@@ -25,29 +25,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_profile(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.surfaces.sidecar import MAX_REQUEST_BYTES, answer, encode
 
-    raw = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+    raw = io.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
     if args.resident is not None:
         # in the resident broker this thread's output is captured apart, and adapters
         # write to pipes of their own: nothing else can reach this command's stdout
-        sys.stdout.write(encode(answer(raw, args.profile, args.resident)).decode())
+        io.stdout.write(encode(answer(raw, io.stderr, args.profile, args.resident)).decode())
         return 0
     # Only the response may reach stdout: while answering, descriptor 1 points at stderr.
-    sys.stdout.flush()
+    io.stdout.flush()
     wire = os.dup(1)
     os.dup2(2, 1)
     try:
-        response = answer(raw, args.profile)
+        response = answer(raw, io.stderr, args.profile)
     finally:
-        sys.stdout.flush()
+        io.stdout.flush()
         os.dup2(wire, 1)
         os.close(wire)
     try:
-        sys.stdout.buffer.write(encode(response))
-        sys.stdout.flush()
+        io.stdout.buffer.write(encode(response))
+        io.stdout.flush()
     except OSError as exc:
-        sys.stderr.write(f"recall: could not write the response: {exc}\n")
+        io.stderr.write(f"recall: could not write the response: {exc}\n")
         return 1
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from broker.surfaces.commands._common import (
     add_json,
@@ -12,6 +11,7 @@ from broker.surfaces.commands._common import (
     print_json,
     with_broker,
 )
+from broker.surfaces.streams import Streams
 
 HELP = "list configured sources with their health"
 DESCRIPTION = """List every configured source with its settings and, for those this profile may
@@ -31,15 +31,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_server(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.contracts import SourcesResponse
     from broker.render.human import render_sources
     from broker.status import exit_code
 
     listing: SourcesResponse = with_broker(args, lambda broker: broker.sources(args.profile))
     if args.json:
-        print_json(listing.to_json())
+        print_json(io, listing.to_json())
     else:
         text = render_sources(listing)
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        io.stdout.write(text if text.endswith("\n") else text + "\n")
     return exit_code(listing.status)

@@ -6,6 +6,8 @@ import argparse
 import subprocess
 from pathlib import Path
 
+from broker.surfaces.streams import Streams
+
 HELP = "print the version"
 EXIT_CODES = """exit codes:
   0  printed
@@ -46,12 +48,12 @@ def source_commit() -> str | None:
     return done.stdout.strip() or None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, io: Streams) -> int:
     version, commit = installed_version(), source_commit()
     if args.json:
         import orjson
 
-        print(orjson.dumps({"version": version, "commit": commit}).decode())
+        io.stdout.write(orjson.dumps({"version": version, "commit": commit}).decode() + "\n")
     else:
-        print(f"recall {version}" + (f" (commit {commit})" if commit else ""))
+        io.stdout.write(f"recall {version}" + (f" (commit {commit})" if commit else "") + "\n")
     return 0

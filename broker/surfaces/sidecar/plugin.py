@@ -10,11 +10,10 @@ caller exits 0 either way.
 
 from __future__ import annotations
 
-import sys
 import traceback
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from broker import __version__
 from broker.api import BrokerAPI, OnTheBroker
@@ -74,8 +73,11 @@ from broker.surfaces.sidecar.protocol import (
 T = TypeVar("T")
 
 
-def answer(raw: bytes, flag_profile: str = "", resident: OnTheBroker | None = None) -> dict[str, Any]:
-    """The response to one request (against ``resident`` when given); never raises."""
+def answer(
+    raw: bytes, stderr: TextIO, flag_profile: str = "", resident: OnTheBroker | None = None
+) -> dict[str, Any]:
+    """The response to one request (against ``resident`` when given); never raises.
+    Diagnostics (an internal error's traceback, a note) go to ``stderr``."""
     protocol = FROZEN
     try:
         request = decode(raw)
@@ -83,11 +85,11 @@ def answer(raw: bytes, flag_profile: str = "", resident: OnTheBroker | None = No
         if asked not in PROTOCOLS:
             raise invalid(f"protocol {asked!r} is not supported; recall speaks {FROZEN} (and {DRAFT})")
         protocol = asked
-        return {"protocol": protocol, **Plugin(flag_profile, request, resident).dispatch()}
+        return {"protocol": protocol, **Plugin(flag_profile, request, stderr, resident).dispatch()}
     except Refusal as refusal:
         return {"protocol": protocol, **refusal.body()}
     except Exception:
-        sys.stderr.write("recall sidecar-plugin: internal error\n" + traceback.format_exc())
+        stderr.write("recall sidecar-plugin: internal error\n" + traceback.format_exc())
         return {"protocol": protocol, **Refusal(
             "internal",
             "recall hit an internal error while answering this request; details were written to standard error",
@@ -109,9 +111,12 @@ def load() -> Config:
 
 
 class Plugin:
-    def __init__(self, flag_profile: str, request: dict[str, Any], resident: OnTheBroker | None = None) -> None:
+    def __init__(
+        self, flag_profile: str, request: dict[str, Any], stderr: TextIO, resident: OnTheBroker | None = None
+    ) -> None:
         self.flag_profile = flag_profile.strip()
         self.request = request
+        self.stderr = stderr
         self.resident = resident
         self.latency_ms, self.hard_timeout = deadline_budget(request.get("deadlineMs"))
 
@@ -231,7 +236,7 @@ class Plugin:
         if any(c["id"] == default_profile for c in profiles):
             profile_filter["default"] = default_profile
         if profiles_lost + sources_lost + kinds_lost:
-            sys.stderr.write(
+            self.stderr.write(
                 f"recall sidecar-plugin: the filter choosers omit {profiles_lost} profiles, {sources_lost} "
                 f"sources and {kinds_lost} record types (at most {MAX_CHOICES} choices, ids of at most "
                 f"{MAX_CHOICE_ID} characters)\n"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker.config import Config
-from broker.surfaces.daemon.fingerprint import Fingerprint, module_files
+from broker.warm.daemon.fingerprint import Fingerprint, module_files
 
 CHECK_SECONDS = 1.0
 DISTRIBUTION = "recall-broker"

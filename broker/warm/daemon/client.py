@@ -37,8 +37,9 @@ import sys
 from broker import __version__
 from broker.environment import DAEMON_ENV as SWITCH_ENV
 from broker.environment import SERVER_ENV
-from broker.surfaces.daemon.peer import peer_uid
-from broker.surfaces.daemon.place import (
+from broker.warm.argv_flags import before_operands, names
+from broker.warm.daemon.peer import peer_uid
+from broker.warm.daemon.place import (
     Place,
     UntrustedPlace,
     UnusablePlace,
@@ -63,8 +64,8 @@ HOOK_ACTIONS = frozenset({"claude-code", "pre-reply"})
 # what either reads at most (broker.surfaces.hook.MAX_INPUT_BYTES, sidecar.MAX_REQUEST_BYTES)
 STDIN_LIMIT = 1 << 20
 SWITCHED_OFF = frozenset({"0", "false", "no", "off"})
-# Flags that choose another path (or print help): argparse accepts any unambiguous prefix.
-IN_PROCESS_FLAGS = ("--no-daemon", "--server", "--auth-token-env", "--help")
+# Flags that choose another path (or print help)
+IN_PROCESS_FLAGS = ("--no-daemon", "--server", "--auth-token-env", "--help", "-h")
 STALE_CODE = "resident_stale"
 # POST /v1/cli: the request body is the argv, NUL-joined, UTF-8 (surrogateescape, as the
 # interpreter decodes a command line); the reply body is stdout then stderr, likewise.
@@ -88,19 +89,19 @@ class NotListening(Exception):
     """Nothing accepts connections on the socket path (absent, or a dead broker's file)."""
 
 
-def forward(argv: list[str]) -> int | None:
-    """Run ``argv`` in the resident broker and print what it printed; ``None``: run it here."""
+def forward(argv: list[str]) -> tuple[int | None, bytes | None]:
+    """Run ``argv`` in the resident broker and print what it printed on this process's
+    streams: its exit code, or ``None`` to run it here; and the standard input read
+    already, which a command run here reads instead (``None``: nothing was read)."""
     if not wanted(argv, os.environ, stderr_is_terminal=sys.stderr.isatty()):
-        return None
+        return None, None
     stdin, cwd = None, os.getcwd()
     if argv[0] in READS_STDIN:
         if sys.stdin is None:
-            return None
+            return None, None
         stdin = sys.stdin.buffer.read(STDIN_LIMIT + 1)
-        # whatever happens next, the command reads these bytes as its standard input
-        sys.stdin = _text_input(stdin)
         if len(stdin) > STDIN_LIMIT:
-            return None  # refused in process, as it would be by the broker
+            return None, stdin  # refused in process, as it would be by the broker
         if argv[0] == "hook":
             cwd = host_directory(stdin, cwd)
     try:
@@ -108,16 +109,16 @@ def forward(argv: list[str]) -> int | None:
         reply = run_resident(place, argv, stdin)
     except UntrustedPlace as exc:
         sys.stderr.write(f"recall: not using the resident broker: {exc}; running in process\n")
-        return None
+        return None, stdin
     except (UnusablePlace, OSError):
-        return None
+        return None, stdin
     if reply is None:
-        return None
+        return None, stdin
     code, stdout, stderr = reply
     sys.stdout.write(stdout)
     sys.stdout.flush()
     sys.stderr.write(stderr)
-    return code
+    return code, stdin
 
 
 def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: bool) -> bool:
@@ -129,13 +130,7 @@ def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: b
         return False  # the progress display belongs to this terminal
     if argv[0] == "hook" and (len(argv) < 2 or argv[1] not in HOOK_ACTIONS):
         return False
-    for arg in argv[1:]:
-        if arg == "--":
-            break
-        name = arg.split("=", 1)[0]
-        if name == "-h" or (len(name) > 2 and any(flag.startswith(name) for flag in IN_PROCESS_FLAGS)):
-            return False
-    return True
+    return not any(names(arg, IN_PROCESS_FLAGS) for arg in before_operands(argv[1:]))
 
 
 def host_directory(stdin: bytes, cwd: str) -> str:
@@ -151,12 +146,6 @@ def host_directory(stdin: bytes, cwd: str) -> str:
         if isinstance(named, str) and named and os.path.isdir(named):
             return named
     return cwd
-
-
-def _text_input(data: bytes) -> Any:
-    import io
-
-    return io.TextIOWrapper(io.BytesIO(data), encoding=sys.stdin.encoding, errors=sys.stdin.errors)
 
 
 def run_resident(place: Place, argv: list[str], stdin: bytes | None = None) -> tuple[int, str, str] | None:

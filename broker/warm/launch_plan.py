@@ -7,7 +7,7 @@ launched, per configuration (the resident broker's key, :mod:`broker.surfaces.
 daemon.place`) and per shape of command line (its ``--profile`` and ``--scope``
 flags, as typed), and the next one with that shape launches the same processes
 first thing, and writes each of the user's own sources the handshake it was sent
-last time (:mod:`broker.prestart`).
+last time (:mod:`broker.warm.prestart`).
 
 A remembered plan is a guess, never an instruction:
 
@@ -15,7 +15,7 @@ A remembered plan is a guess, never an instruction:
   (the user file, ``adapters.d`` and its files, the project file), so an adapter
   removed from the configuration is not started again;
 * a process it started is used only if the query's own plan asks for exactly
-  that process (:func:`broker.prestart.take` compares source, command,
+  that process (:meth:`broker.warm.prestart.Prestarted.take` compares source, command,
   environment and workdir, and the handshake it was greeted with, if any); any
   other is ended with the command;
 * it is read only from the private runtime folder, as a regular file owned by
@@ -31,9 +31,9 @@ from __future__ import annotations
 import os
 import stat
 
-from broker import prestart
 from broker.environment import SERVER_ENV
-from broker.surfaces.daemon.place import UnusablePlace, place_for, sha256_hex
+from broker.warm.argv_flags import before_operands, names
+from broker.warm.daemon.place import UnusablePlace, place_for, sha256_hex
 
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from broker.config import Config
     from broker.reach import Launch
+    from broker.warm.prestart import Prestarted
 
 FORMAT = "recall-launch-plan/3"
 SHAPE_FLAGS = ("--profile", "--scope")
@@ -58,8 +59,9 @@ class Plan:
         self.path = path
         self.found: bytes | None = None
 
-    def launch(self) -> int:
-        """Start what the plan names if its configuration files are unchanged; how many."""
+    def launch(self, prestarted: Prestarted) -> int:
+        """Start what the plan names into ``prestarted`` if its configuration files are
+        unchanged; how many."""
         self.found = _read_private(self.path)
         if self.found is None:
             return 0
@@ -70,7 +72,7 @@ class Plan:
         if any(file_state(path) != state for path, state in files):
             return 0
         for source_uid, argv, env, workdir, cwd, greeting, pass_env in launches:
-            prestart.start(source_uid, argv, dict(env), workdir, cwd, greeting, pass_env=pass_env)
+            prestarted.start(source_uid, argv, dict(env), workdir, cwd, greeting, pass_env=pass_env)
         return len(launches)
 
     def keep(self, config: Config, launches: list[Launch]) -> None:
@@ -90,13 +92,11 @@ def for_command(args: list[str], environ: Mapping[str, str], cwd: str) -> Plan |
     if environ.get(SERVER_ENV):
         return None
     shape: list[str] = []
-    words = iter(args)
+    words = before_operands(args)
     for arg in words:
-        if arg == "--":
-            break
-        name, has_value, value = arg.partition("=")
-        if any(len(name) > 2 and flag.startswith(name) for flag in NOT_LOCAL) or name == "-h":
+        if names(arg, NOT_LOCAL):
             return None
+        name, has_value, value = arg.partition("=")
         if name in SHAPE_FLAGS:
             shape += [name, value if has_value else next(words, "")]
     try:

@@ -17,6 +17,11 @@ fresh one. Between commands it looks every second at what it lives on
 (:mod:`.lifeline`: its configuration, state folder, socket file and installed
 program) and leaves once any of it changed or is gone. It also leaves after
 ``idle_seconds`` without a request.
+
+The broker neither imports the command line nor the HTTP surface: the command
+that starts it hands it the function that runs a command line (``dispatch``,
+given per-request streams whose buffers go back to the client) and the factory
+of the application it serves.
 """
 
 from __future__ import annotations
@@ -28,11 +33,12 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import Any
+from typing import Any, Protocol
 
 import anyio.from_thread
 import anyio.to_thread
 import uvicorn
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -44,8 +50,9 @@ from broker.api import OnTheBroker
 from broker.config import Config
 from broker.environment import DAEMON_IDLE_ENV as IDLE_ENV
 from broker.errors import RecallError
-from broker.surfaces.daemon import capture
-from broker.surfaces.daemon.client import (
+from broker.surfaces.responses import json_response, media_type, problem
+from broker.surfaces.streams import Streams
+from broker.warm.daemon.client import (
     ARGV_TYPE,
     EXIT_HEADER,
     STALE_CODE,
@@ -53,15 +60,29 @@ from broker.surfaces.daemon.client import (
     STDOUT_HEADER,
     VERSION_HEADER,
 )
-from broker.surfaces.daemon.fingerprint import Fingerprint, version_change
-from broker.surfaces.daemon.lifeline import CHECK_SECONDS, Lifeline
-from broker.surfaces.daemon.peer import same_user
-from broker.surfaces.http import create_app, json_response, media_type, problem
+from broker.warm.daemon.fingerprint import Fingerprint, version_change
+from broker.warm.daemon.lifeline import CHECK_SECONDS, Lifeline
+from broker.warm.daemon.peer import same_user
 
 DEFAULT_IDLE_SECONDS = 900.0
 SHUTDOWN_GRACE = 5
 TICK_SECONDS = 0.1  # how often uvicorn calls ``on_tick``
 CHECK_TICKS = round(CHECK_SECONDS / TICK_SECONDS)
+
+
+class Dispatch(Protocol):
+    """Runs one command line with the streams ``io``, broker work on ``resident``: its exit code."""
+
+    def __call__(self, argv: list[str], io: Streams, *, resident: OnTheBroker | None = None) -> int: ...
+
+
+class AppFactory(Protocol):
+    """Makes the HTTP application the broker serves, with its own routes and body types added."""
+
+    def __call__(
+        self, config: Config, *, profile: str, bound_host: str, extra_routes: list[Route],
+        extra_body_types: frozenset[str],
+    ) -> Starlette: ...
 
 
 class Resident:
@@ -196,33 +217,30 @@ class ResidentServer(uvicorn.Server):
         return resident.leaving is not None
 
 
-def run_command(argv: list[str], resident_broker: OnTheBroker, stdin: bytes = b"") -> tuple[int, str, str]:
-    """Run one command line as ``recall`` would, reading ``stdin``, with this thread's
-    output captured: its exit code, stdout and stderr."""
-    from broker.surfaces.cli import dispatch
-
-    out, err, inp = sys.stdout, sys.stderr, sys.stdin
-    assert isinstance(out, capture.RoutedStream) and isinstance(err, capture.RoutedStream)
-    assert isinstance(inp, capture.RoutedInput)
-    with out.captured() as stdout, err.captured() as stderr, inp.given(stdin):
-        try:
-            code = dispatch(argv, resident=resident_broker)
-        except SystemExit as exit_:
-            code = exit_code_of(exit_)
+def run_command(
+    dispatch: Dispatch, argv: list[str], resident_broker: OnTheBroker, stdin: bytes = b""
+) -> tuple[int, str, str]:
+    """Run one command line as ``recall`` would, reading ``stdin``, with streams of its
+    own: its exit code, and what it wrote to stdout and stderr."""
+    io, stdout, stderr = Streams.in_memory(stdin)
+    try:
+        code = dispatch(argv, io, resident=resident_broker)
+    except SystemExit as exit_:
+        code = exit_code_of(exit_, io)
     return code, stdout.getvalue(), stderr.getvalue()
 
 
-def exit_code_of(exit_: SystemExit) -> int:
+def exit_code_of(exit_: SystemExit, io: Streams) -> int:
     """The status the interpreter would exit with for ``exit_``, printing its message like it does."""
     if exit_.code is None:
         return 0
     if isinstance(exit_.code, int):
         return exit_.code
-    sys.stderr.write(f"{exit_.code}\n")
+    io.stderr.write(f"{exit_.code}\n")
     return 1
 
 
-def routes(resident: Resident) -> list[Route]:
+def routes(resident: Resident, dispatch: Dispatch) -> list[Route]:
     async def cli(request: Request) -> Response:
         version = request.headers.get(VERSION_HEADER)
         if media_type(request) != ARGV_TYPE or version is None:
@@ -246,7 +264,7 @@ def routes(resident: Resident) -> list[Route]:
             return anyio.from_thread.run(call)
 
         resident.commands += 1
-        code, stdout, stderr = await anyio.to_thread.run_sync(run_command, argv, on_the_broker, stdin)
+        code, stdout, stderr = await anyio.to_thread.run_sync(run_command, dispatch, argv, on_the_broker, stdin)
         printed = stdout.encode("utf-8", "surrogateescape")
         return Response(
             printed + stderr.encode("utf-8", "surrogateescape"),
@@ -310,8 +328,9 @@ def idle_limit(given: float | None) -> float:
         raise UsageError(f"{IDLE_ENV}={text!r}: expected a number of seconds") from None
 
 
-def serve(socket_path: str, idle_seconds: float) -> int:
-    """Run until idle, stale, stopped or signalled; the socket path is released on the way out."""
+def serve(socket_path: str, idle_seconds: float, dispatch: Dispatch, create_app: AppFactory) -> int:
+    """Serve the application ``create_app`` makes, and command lines run by ``dispatch``,
+    until idle, stale, stopped or signalled; the socket path is released on the way out."""
     from adapter_sdk.residence import mark_long_lived
     from broker.config import load_config
 
@@ -322,7 +341,7 @@ def serve(socket_path: str, idle_seconds: float) -> int:
         config,
         profile=config.profile("").name,
         bound_host="127.0.0.1",
-        extra_routes=routes(resident),
+        extra_routes=routes(resident, dispatch),
         extra_body_types=frozenset({ARGV_TYPE}),
     )
     server = ResidentServer(
@@ -342,7 +361,6 @@ def serve(socket_path: str, idle_seconds: float) -> int:
     listener = bind(socket_path)
     resident.lifeline = Lifeline.of(config, resident.fingerprint, socket_path)
     resident.socket_inode = resident.lifeline.socket_inode
-    capture.install()  # only now: until it listens, its errors are a command's, reported as usual
     try:
         server.run(sockets=[listener])
     finally:

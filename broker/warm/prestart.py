@@ -11,10 +11,11 @@ project file declares is never greeted: its settings are vetted first); given a
 request ``ahead`` too, it writes that next: the health probe the broker makes
 first, answered while the broker is still importing the code that reads the
 answer (the search still waits for it, as the plan orders). The process is kept
-under what ``spawn`` will be asked for, which :func:`take` hands over, with the
-request written ahead, if it was greeted with the spawn's own handshake or not
-at all; :func:`discard` ends and reaps every one never taken, so none outlives
-the command. Standard library only: this runs before anything else.
+under what ``spawn`` will be asked for, in the :class:`Prestarted` the command
+owns and hands to its supervisor, which takes it (:meth:`Prestarted.take`), with
+the request written ahead, if it was greeted with the spawn's own handshake or
+not at all; :meth:`Prestarted.discard` ends and reaps every one never taken, so
+none outlives the command. Standard library only: this runs before anything else.
 """
 
 from __future__ import annotations
@@ -57,9 +58,6 @@ class Launched:
         self.ahead: tuple[int, str, Any] | None = None
 
 
-_started: dict[Key, Launched] = {}
-
-
 def key(
     source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
     pass_env: Sequence[str] = (),
@@ -87,35 +85,6 @@ def launch(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str |
     )
 
 
-def start(
-    source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
-    greeting: bytes = b"", ahead: Ahead | None = None, pass_env: Sequence[str] = (),
-) -> None:
-    """Launch one source's adapter ahead of its spawn, unless one is launched for it
-    already, and write it ``greeting`` (its handshake request, if given) and then
-    ``ahead`` (a request framed under :data:`AHEAD_ID`, if given, once). Anything
-    that stops it (no such program, a workdir that cannot be made, an adapter gone
-    before it was greeted) is left for the spawn to meet and report."""
-    wanted = key(source_uid, argv, env, workdir, cwd, pass_env)
-    if not argv or not argv[0]:
-        return
-    environment = adapter_environment(os.environ, pass_env, env)
-    launched = _started.get(wanted) or _launched(argv, environment, workdir, cwd, greeting)
-    if launched is None:
-        return
-    _started[wanted] = launched
-    if ahead is None or not launched.greeting or launched.ahead is not None:
-        return
-    method, params, frame = ahead
-    if len(launched.greeting) + len(frame) > MAX_GREETING_BYTES:
-        return  # the broker asks it itself
-    if not _write(launched.process, frame):  # gone, or left with part of a frame
-        del _started[wanted]
-        _end(launched.process)
-        return
-    launched.ahead = (AHEAD_ID, method, params)
-
-
 def _launched(
     argv: Sequence[str], environment: Mapping[str, str], workdir: Path | str, cwd: str | None, greeting: bytes
 ) -> Launched | None:
@@ -136,24 +105,58 @@ def _launched(
     return Launched(process, started_ns, greeting)
 
 
-def take(wanted: Key, greeting: bytes) -> Launched | None:
-    """The process started for ``wanted``, if one was, still runs, and was greeted with
-    ``greeting`` or not at all; it is the caller's from here on. One greeted otherwise
-    is ended."""
-    found = _started.pop(wanted, None)
-    if found is None:
-        return None
-    if found.process.poll() is not None or found.greeting not in (b"", greeting):
-        _end(found.process)
-        return None
-    return found
+class Prestarted:
+    """The processes one command started ahead of their spawn, by what a spawn must be
+    asked for to adopt each; the command discards what its broker did not take."""
 
+    def __init__(self) -> None:
+        self._started: dict[Key, Launched] = {}
 
-def discard() -> None:
-    """End every process started and never taken, with everything in its group."""
-    while _started:
-        _, launched = _started.popitem()
-        _end(launched.process)
+    def start(
+        self, source_uid: str, argv: Sequence[str], env: Mapping[str, str], workdir: Path | str, cwd: str | None,
+        greeting: bytes = b"", ahead: Ahead | None = None, pass_env: Sequence[str] = (),
+    ) -> None:
+        """Launch one source's adapter ahead of its spawn, unless one is launched for it
+        already, and write it ``greeting`` (its handshake request, if given) and then
+        ``ahead`` (a request framed under :data:`AHEAD_ID`, if given, once). Anything
+        that stops it (no such program, a workdir that cannot be made, an adapter gone
+        before it was greeted) is left for the spawn to meet and report."""
+        wanted = key(source_uid, argv, env, workdir, cwd, pass_env)
+        if not argv or not argv[0]:
+            return
+        environment = adapter_environment(os.environ, pass_env, env)
+        launched = self._started.get(wanted) or _launched(argv, environment, workdir, cwd, greeting)
+        if launched is None:
+            return
+        self._started[wanted] = launched
+        if ahead is None or not launched.greeting or launched.ahead is not None:
+            return
+        method, params, frame = ahead
+        if len(launched.greeting) + len(frame) > MAX_GREETING_BYTES:
+            return  # the broker asks it itself
+        if not _write(launched.process, frame):  # gone, or left with part of a frame
+            del self._started[wanted]
+            _end(launched.process)
+            return
+        launched.ahead = (AHEAD_ID, method, params)
+
+    def take(self, wanted: Key, greeting: bytes) -> Launched | None:
+        """The process started for ``wanted``, if one was, still runs, and was greeted with
+        ``greeting`` or not at all; it is the caller's from here on. One greeted otherwise
+        is ended."""
+        found = self._started.pop(wanted, None)
+        if found is None:
+            return None
+        if found.process.poll() is not None or found.greeting not in (b"", greeting):
+            _end(found.process)
+            return None
+        return found
+
+    def discard(self) -> None:
+        """End every process started and never taken, with everything in its group."""
+        while self._started:
+            _, launched = self._started.popitem()
+            _end(launched.process)
 
 
 def _write(process: subprocess.Popen[bytes], data: bytes) -> bool:
