@@ -56,7 +56,7 @@ def keys_in(document: dict[str, Any]) -> set[str]:
 
 def test_the_example_configuration_loads(home: Home) -> None:
     config = load_config(user_file=EXAMPLE, environ=home.environ, discover_project=False)
-    assert [s.source_id for s in config.sources] == ["notes", "tasks", "gmail", "tickets"]
+    assert [s.source_id for s in config.sources] == ["notes", "notes-meaning", "tasks", "gmail", "tickets"]
     assert config.adapters["jira"].argv == ["recall-jira", "--read-only"]
     assert config.evaluation is not None and config.evaluation.must_abstain
 
