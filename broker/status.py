@@ -43,6 +43,12 @@ def shortfalls(health: HealthResult) -> list[str]:
     if health.status != HealthStatus.healthy:
         warning = (health.diagnostics or {}).get("warning")
         found.append(f"health {health.status}" + (f" ({warning})" if warning else ""))
+    return found + corpus_shortfalls(health)
+
+
+def corpus_shortfalls(health: HealthResult) -> list[str]:
+    """What the source's index lacks of its corpus: coverage, records not indexed or failed."""
+    found = []
     if health.coverage != IndexCoverage.complete:
         found.append(f"coverage {health.coverage}")
     records, indexed = health.record_count, health.indexed_count

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from adapter_sdk.protocol import Capability, IndexCoverage
+from adapter_sdk.protocol import Capability
 from broker.config import Config, SourceConfig
 from broker.config.builtins import canonical_adapter_name
 from broker.contracts import USABLE_STATES
@@ -13,7 +13,7 @@ from broker.doctor.model import Check, CheckName, CheckStatus, Problem, plural, 
 from broker.doctor.probe import Probe
 from broker.doctor.static import origin_file
 from broker.render.text import item_text, mapping_text, num
-from broker.status import shortfalls, source_state
+from broker.status import corpus_shortfalls, shortfalls, source_state
 
 
 def requirements_check(config: Config, probes: list[Probe]) -> Check:
@@ -123,13 +123,7 @@ def _short_of_corpus(found: Probe) -> bool:
     degraded health over a whole index: a reference in it names nothing, say)."""
     health = found.health
     assert health is not None
-    records, indexed = health.record_count, health.indexed_count
-    return (
-        health.coverage != IndexCoverage.complete
-        or bool(health.failed_count)
-        or (records is not None and indexed is not None and indexed < records)
-        or not (health.diagnostics or {}).get("warning")
-    )
+    return bool(corpus_shortfalls(health)) or not (health.diagnostics or {}).get("warning")
 
 
 def isolation_check(probes: list[Probe]) -> Check:
