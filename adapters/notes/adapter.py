@@ -460,12 +460,8 @@ class NotesAdapter(Adapter):
     # -- expand --------------------------------------------------------------------------
 
     def expand(self, params: ExpandParams) -> ExpandResult:
-        from adapters.notes.expand import (  # not needed to search
-            Section,
-            parse_local,
-            render,
-            section_heading,
-        )
+        from adapters.notes.evidence import section_heading  # not needed to search
+        from adapters.notes.expand import Section, parse_local, render
 
         local = params.locator.split(":", 1)[1]
         where = parse_local(local)
@@ -500,7 +496,8 @@ class NotesAdapter(Adapter):
 
     def _committed_section(self, locator: str, where: LineRange) -> Section:
         """The section a snapshot locator names, read from the notes as committed."""
-        from adapters.notes.expand import Section, section_heading
+        from adapters.notes.evidence import section_heading
+        from adapters.notes.expand import Section
         from adapters.notes.gitrepo import GitError
 
         if self.repo is None:

@@ -15,16 +15,14 @@ lines), ``full`` (the range) and ``context`` (the range and 20 lines either side
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
-import sqlite3
 from dataclasses import dataclass
 
 from adapter_sdk import DetailLevel, ErrorCode, ExpandResult, RpcError
+from adapter_sdk.folder.revision import note_revision
 from adapter_sdk.markdown.chunking import PREVIEW_CHARS, clip, split_lines
 from adapter_sdk.truncation import cut_to_budget
-from adapters.notes.search import REVISION_PREFIX
 
 EXCERPT_LINES = 12
 CONTEXT_LINES = 20
@@ -80,26 +78,6 @@ def _check_relative(path: str, local: str) -> None:
         raise RpcError(ErrorCode.locator_unknown, f"{local!r} is not a relative note path")
 
 
-def section_heading(conn: sqlite3.Connection, note_id: int, where: LineRange, locator: str) -> tuple[str, str]:
-    """Title and heading of what the locator names: the chunk spanning exactly its lines,
-    or for the whole note, the note's title and no heading."""
-    if where.whole:
-        note = conn.execute("SELECT title FROM notes WHERE id = ?", (note_id,)).fetchone()
-        return str(note[0]), ""
-    chunk = conn.execute(
-        "SELECT t.title, c.heading FROM chunks c JOIN chunk_text t ON t.rowid = c.id"
-        " WHERE c.note_id = ? AND c.start_line = ? AND c.end_line = ?",
-        (note_id, where.start, where.end),
-    ).fetchone()
-    if chunk is None:
-        raise RpcError(
-            ErrorCode.locator_expired,
-            f"{locator}: lines {where.start}-{where.end} of {where.path} no longer "
-            "span one section (the note changed); search again",
-        )
-    return str(chunk[0]), str(chunk[1])
-
-
 def render(section: Section, where: LineRange, detail: DetailLevel, budget_bytes: int) -> ExpandResult:
     if 0 < budget_bytes < MIN_BUDGET_BYTES:
         raise RpcError(
@@ -126,6 +104,6 @@ def render(section: Section, where: LineRange, detail: DetailLevel, budget_bytes
         content=text,
         truncated=boundary is not None,
         truncation_boundary=boundary,
-        source_revision=section.revision or REVISION_PREFIX + hashlib.sha256(section.data).hexdigest()[:12],
+        source_revision=section.revision or note_revision(section.data),
         provenance=f"{where.path}:L{first}-L{last}",
     )

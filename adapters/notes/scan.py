@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from adapters.notes.settings import NotesSettings
+from adapter_sdk.folder.selection import FolderSelection
 
 # A file listed within this long of its modification time may be written again after it
 # is read without its size or mtime changing (a second write in the same clock tick), so
@@ -56,7 +56,7 @@ def settled(mtime_ns: int, checked_ns: int) -> bool:
     return checked_ns - mtime_ns > (COARSE_RACY_WINDOW_NS if coarse else FINE_RACY_WINDOW_NS)
 
 
-def scan(root: str, settings: NotesSettings) -> ScanResult:
+def scan(root: str, settings: FolderSelection) -> ScanResult:
     """Relative POSIX path → stat of every note under ``root``."""
     result = ScanResult()
     real_root = os.path.realpath(root)
@@ -103,7 +103,7 @@ def scan(root: str, settings: NotesSettings) -> ScanResult:
     return result
 
 
-def folders(root: str, settings: NotesSettings) -> list[str]:
+def folders(root: str, settings: FolderSelection) -> list[str]:
     """Every folder :func:`scan` enters, ``root`` first, by the path it is reached at.
     Only folders are looked at: a file's entry is told apart by its type, never stat'ed."""
     real_root = os.path.realpath(root)
@@ -168,7 +168,7 @@ def one_line(rel: str) -> str:
     return _UNPRINTABLE.sub(lambda found: repr(found.group(0))[1:-1], rel)
 
 
-def _undecodable(entry: os.DirEntry[str], shown: str, settings: NotesSettings, result: ScanResult) -> None:
+def _undecodable(entry: os.DirEntry[str], shown: str, settings: FolderSelection, result: ScanResult) -> None:
     """A folder whose name is not UTF-8 is skipped; a note so named is declined."""
     try:
         is_dir = entry.is_dir(follow_symlinks=False)
@@ -184,11 +184,11 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root + os.sep)
 
 
-def excluded_dir(name: str, settings: NotesSettings) -> bool:
+def excluded_dir(name: str, settings: FolderSelection) -> bool:
     return any(fnmatchcase(name, pattern) for pattern in settings.exclude_dirs)
 
 
-def wanted(rel: str, name: str, settings: NotesSettings) -> bool:
+def wanted(rel: str, name: str, settings: FolderSelection) -> bool:
     """Whether a file is a note by its name and the include/exclude globs."""
     if not name.lower().endswith(settings.extensions):
         return False

@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 from adapter_sdk import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.admission import admission_tiers
+from adapter_sdk.folder.revision import REVISION_PREFIX
+from adapter_sdk.folder.selection import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
 from adapter_sdk.lexical import matching_stem as stem_token
 from adapter_sdk.lexical import stemmed as index_term
@@ -56,7 +58,6 @@ from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weight
 from adapters.notes.excerpts import matched_window
 from adapters.notes.proximity import passage_share, rescore_by_passages
 from adapters.notes.ranker import RankerUnreadable
-from adapters.notes.settings import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 from adapters.notes.store import Store, row_counts
 
 if TYPE_CHECKING:
@@ -67,8 +68,6 @@ stemmed = lru_cache(maxsize=1 << 16)(stem_token)
 
 QUERY_ANALYZER = "alnum-fold+english-function-words+diacritic-fold+porter"
 DEFAULT_LIMIT = 20
-# a live note's revision: its content digest, under a prefix no sanitizer reads as a URL scheme
-REVISION_PREFIX = "sha256:"
 MAX_ADMISSION_TERMS = 10
 NAME_MATCH_BOOST = 2.0
 MAX_IDENTIFIER_TOKENS = 8

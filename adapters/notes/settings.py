@@ -8,49 +8,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapter_sdk import ErrorCode, RpcError
-
-DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt")
-DEFAULT_EXCLUDE_DIRS = (".*", "node_modules")
-DEFAULT_MAX_FILE_BYTES = 1 << 20
+from adapter_sdk.folder.selection import (
+    SELECTION_SCHEMA,
+    FolderSelection,
+    parse_selection,
+    string_list,
+)
 
 SETTINGS_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "extensions": {
-            "type": "array",
-            "items": {"type": "string", "pattern": r"^\.[^/\\]+$"},
-            "default": list(DEFAULT_EXTENSIONS),
-            "description": "File extensions read as notes (case-insensitive).",
-        },
-        "include": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "default": [],
-            "description": "Globs over the relative POSIX path ('*' crosses '/'); "
-            "when non-empty a note must match one of them.",
-        },
-        "exclude": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "default": [],
-            "description": "Globs over the relative POSIX path; a matching note is skipped.",
-        },
-        "exclude_dirs": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "pattern": r"^[^/]+$"},
-            "default": list(DEFAULT_EXCLUDE_DIRS),
-            "description": "Directory-name globs never descended into "
-            "(hidden folders such as .git, and node_modules by default).",
-        },
-        "max_file_bytes": {
-            "type": "integer",
-            "minimum": 1,
-            "default": DEFAULT_MAX_FILE_BYTES,
-            "description": "Larger notes are not indexed; they are reported as declined "
-            "(with this setting as the fix) and coverage stays complete.",
-        },
+        **SELECTION_SCHEMA,
         "aliases": {
             "type": "object",
             "additionalProperties": {"type": "array", "items": {"type": "string", "minLength": 1}},
@@ -95,12 +65,7 @@ INDEXING_RULES = 2
 
 
 @dataclass(frozen=True)
-class NotesSettings:
-    extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    exclude_dirs: tuple[str, ...] = DEFAULT_EXCLUDE_DIRS
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+class NotesSettings(FolderSelection):
     aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
     examples_quote_queries: bool = False  # not in the digest: it changes how a match is measured
     git_snapshots: bool | None = None  # None: only at a work tree's root
@@ -132,33 +97,7 @@ def parse_settings(raw: dict[str, Any] | None) -> NotesSettings:
             f"unknown notes setting(s) {', '.join(map(repr, unknown))}; "
             f"known settings: {', '.join(sorted(known))}",
         )
-    values: dict[str, Any] = {}
-    for key in ("extensions", "include", "exclude", "exclude_dirs"):
-        if key in raw:
-            values[key] = _string_list(key, raw[key])
-    if "extensions" in values:
-        extensions = tuple(e.lower() for e in values["extensions"])
-        bad = [e for e in extensions if not e.startswith(".") or "/" in e or len(e) < 2]
-        if bad or not extensions:
-            raise RpcError(
-                ErrorCode.invalid_params,
-                f"setting 'extensions' needs entries like \".md\"; got {list(values['extensions'])}",
-            )
-        values["extensions"] = extensions
-    if any("/" in d for d in values.get("exclude_dirs", ())):
-        raise RpcError(
-            ErrorCode.invalid_params,
-            "setting 'exclude_dirs' holds directory-name globs without '/'; "
-            "use 'exclude' for path globs",
-        )
-    if "max_file_bytes" in raw:
-        size = raw["max_file_bytes"]
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise RpcError(
-                ErrorCode.invalid_params,
-                f"setting 'max_file_bytes' must be a positive integer; got {size!r}",
-            )
-        values["max_file_bytes"] = size
+    values = parse_selection(raw)
     if "aliases" in raw:
         values["aliases"] = _aliases(raw["aliases"])
     if "ranker" in raw:
@@ -192,14 +131,6 @@ def _aliases(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 ErrorCode.invalid_params,
                 f"setting 'aliases' needs paths relative to the notes folder; got {path!r}",
             )
-        pairs.append((path, _string_list(f"aliases.{path}", names)))
+        pairs.append((path, string_list(f"aliases.{path}", names)))
     return tuple(pairs)
 
-
-def _string_list(key: str, value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise RpcError(
-            ErrorCode.invalid_params,
-            f"setting {key!r} must be a list of non-empty strings; got {value!r}",
-        )
-    return tuple(value)

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from adapter_sdk.folder.selection import FolderSelection
 from adapter_sdk.markdown.chunking import indexable, parse_note
 from adapter_sdk.workdir import lease
 from adapters.notes.scan import scan, settled
-from adapters.notes.settings import NotesSettings
 from adapters.semantic.encoders import DEFAULT_MODEL, TextEncoder, encoder_class
 from adapters.semantic.freshness import Watermark
 
@@ -235,7 +235,7 @@ class VectorIndex:
         are those it was chunked at and all its chunks are embedded, else read and parsed
         again (and remembered)."""
         checked_ns = time.time_ns()
-        scanned = scan(self.root, NotesSettings())
+        scanned = scan(self.root, FolderSelection())
         self.watermark = Watermark.of(self.root, scanned, checked_ns)
         files = scanned.files
         known = {

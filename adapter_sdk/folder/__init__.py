@@ -1,0 +1,7 @@
+"""A folder of notes as adapters read it: which files are notes, the walk that lists
+them, and what ``recall/expand`` shows of a section a locator names.
+
+Shared by every adapter that answers from such a folder (the notes adapter's index,
+the semantic leg over the same notes), so both list the same files and render a
+locator's lines the same way, and neither imports the other.
+"""
