@@ -66,20 +66,20 @@ from adapter_sdk import (
     current_cancellation,
     long_lived,
 )
+from adapter_sdk.folder.scan import one_line
 from adapters.notes.catchup import Catchup, Progress
 from adapters.notes.freshness import describe, quick_check, unwatched_guess
 from adapters.notes.ranker import APPLY_BEFORE_SEARCH, PENDING_CHANGES, Ranker, tantivy_installed
 from adapters.notes.ranker import wanted as ranker_wanted
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.report import SyncReport
-from adapters.notes.scan import one_line
 from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
 from adapters.notes.settings import SETTINGS_SCHEMA, NotesSettings, parse_settings
 from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption, row_counts
 from adapters.notes.watch import Watcher
 
 if TYPE_CHECKING:
-    from adapters.notes.expand import LineRange, Section
+    from adapter_sdk.folder.expand import LineRange, Section
     from adapters.notes.gitrepo import GitRepo
     from adapters.notes.snapshot import Snapshots
 
@@ -460,8 +460,8 @@ class NotesAdapter(Adapter):
     # -- expand --------------------------------------------------------------------------
 
     def expand(self, params: ExpandParams) -> ExpandResult:
+        from adapter_sdk.folder.expand import Section, parse_local, render
         from adapters.notes.evidence import section_heading  # not needed to search
-        from adapters.notes.expand import Section, parse_local, render
 
         local = params.locator.split(":", 1)[1]
         where = parse_local(local)
@@ -496,8 +496,8 @@ class NotesAdapter(Adapter):
 
     def _committed_section(self, locator: str, where: LineRange) -> Section:
         """The section a snapshot locator names, read from the notes as committed."""
+        from adapter_sdk.folder.expand import Section
         from adapters.notes.evidence import section_heading
-        from adapters.notes.expand import Section
         from adapters.notes.gitrepo import GitError
 
         if self.repo is None:

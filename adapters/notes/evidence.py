@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from adapter_sdk import ErrorCode, RpcError
-from adapters.notes.expand import LineRange
+from adapter_sdk.folder.expand import LineRange
 
 
 def section_heading(conn: sqlite3.Connection, note_id: int, where: LineRange, locator: str) -> tuple[str, str]:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.notes.scan import decodable, excluded_dir, printable, settled, wanted
+from adapter_sdk.folder.scan import decodable, excluded_dir, printable, settled, wanted
 from adapters.notes.settings import NotesSettings
 
 RECENT_NOTES = 256

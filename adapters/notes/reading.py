@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import stat
 
-from adapters.notes.scan import inside
+from adapter_sdk.folder.scan import inside
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 

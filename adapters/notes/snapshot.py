@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from adapter_sdk.folder.scan import FileStat, addressable, excluded_dir, wanted
 from adapters.notes.gitrepo import GitRepo
 from adapters.notes.report import SyncReport
-from adapters.notes.scan import FileStat, addressable, excluded_dir, wanted
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
 from adapters.notes.sync import NoteBytes, index_notes

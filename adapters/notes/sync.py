@@ -43,6 +43,15 @@ from typing import Any
 
 import orjson
 
+from adapter_sdk.folder.scan import (
+    FileStat,
+    ScanResult,
+    addressable,
+    decodable,
+    printable,
+    scan,
+    settled,
+)
 from adapters.notes.parse_worker import PARALLEL_AFTER, Preparers, Request
 from adapters.notes.prepare import (
     Binary,
@@ -56,15 +65,6 @@ from adapters.notes.prepare import (
     prepare_file,
 )
 from adapters.notes.report import Progress, SyncReport
-from adapters.notes.scan import (
-    FileStat,
-    ScanResult,
-    addressable,
-    decodable,
-    printable,
-    scan,
-    settled,
-)
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store, row_counts
 

@@ -22,8 +22,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from adapter_sdk.folder.scan import excluded_dir, folders, wanted
 from adapters.notes.catchup import Catchup
-from adapters.notes.scan import excluded_dir, folders, wanted
 from adapters.notes.settings import NotesSettings
 
 DEBOUNCE_MS = 200

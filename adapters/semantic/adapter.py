@@ -297,8 +297,8 @@ class SemanticAdapter(Adapter):
     def expand(self, params: ExpandParams) -> ExpandResult:
         """The chunk's text as the notes adapter renders it, while the note still has a chunk
         spanning exactly those lines."""
+        from adapter_sdk.folder.expand import Section, parse_local, render
         from adapter_sdk.markdown.chunking import parse_note
-        from adapters.notes.expand import Section, parse_local, render
 
         _, _, local = params.locator.partition(":")
         where = parse_local(local)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from adapters.notes.scan import ScanResult, settled
+from adapter_sdk.folder.scan import ScanResult, settled
 
 RECENT_NOTES = 256
 

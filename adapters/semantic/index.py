@@ -15,7 +15,7 @@ The store also remembers each note's chunks (lines, title, preview, embedding
 key) with the size and modification time it had when chunked, so a re-scan
 reads and parses only the notes that changed: at 10,000 notes, re-chunking
 every note is seconds of CPU at each adapter start. A note chunked too soon
-after its last write (``adapters.notes.scan.settled``) is read again regardless,
+after its last write (``adapter_sdk.folder.scan.settled``) is read again regardless,
 as the notes index does: it may have been rewritten since without its stat changing.
 """
 
@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from adapter_sdk.folder.scan import scan, settled
 from adapter_sdk.folder.selection import FolderSelection
 from adapter_sdk.markdown.chunking import indexable, parse_note
 from adapter_sdk.workdir import lease
-from adapters.notes.scan import scan, settled
 from adapters.semantic.encoders import DEFAULT_MODEL, TextEncoder, encoder_class
 from adapters.semantic.freshness import Watermark
 

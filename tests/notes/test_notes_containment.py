@@ -90,7 +90,7 @@ def test_reading_checks_the_file_opened_not_the_path(tmp_path: Path) -> None:
 
 
 def test_the_folders_watched_are_those_a_scan_enters_and_none_outside(tmp_path: Path) -> None:
-    from adapters.notes.scan import folders, scan
+    from adapter_sdk.folder.scan import folders, scan
     from adapters.notes.settings import NotesSettings
 
     root, outside = tmp_path / "notes", tmp_path / "elsewhere"

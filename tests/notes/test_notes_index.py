@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from adapter_sdk.folder.scan import settled
 from adapters.notes.freshness import SWEEP_BELOW, quick_check
-from adapters.notes.scan import settled
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import BUILD_CACHE_KIB, IndexWriteError, Store
 from adapters.notes.sync import sync
