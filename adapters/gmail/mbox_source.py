@@ -31,7 +31,7 @@ from adapter_sdk import (
     SearchParams,
     SearchResult,
 )
-from adapter_sdk.admission import admission_tiers
+from adapter_sdk.fts_admission import admission_tiers
 from adapter_sdk.lexical import STEMMED_FTS5_TOKENIZER, stemmed, term_keys, tokenize
 from adapter_sdk.relevance import decisive_terms, term_weight, weighted_coverage
 from adapter_sdk.relevance import relevance as span_relevance

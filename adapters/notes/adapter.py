@@ -21,7 +21,7 @@ is refused with -32602. A corrupt index file is discarded and rebuilt.
 ``as_of``: when the folder is the root of a git work tree (or the setting
 ``git_snapshots`` says to look for one above it) the manifest declares
 ``snapshot`` and a search with ``as_of`` answers from the notes as committed in
-the last commit at or before that instant on HEAD's history (``snapshot.py``);
+the last commit at or before that instant on HEAD's history (``snapshot_indexes.py``);
 elsewhere, or when git cannot be run (health says why), notes modified after
 the instant are filtered out. The git modules are imported only then.
 """
@@ -81,7 +81,7 @@ from adapters.notes.watch import Watcher
 if TYPE_CHECKING:
     from adapter_sdk.folder.expand import LineRange, Section
     from adapters.notes.gitrepo import GitRepo
-    from adapters.notes.snapshot import Snapshots
+    from adapters.notes.snapshot_indexes import Snapshots
 
 ADAPTER_ID = "recall-notes/1"
 INDEX_FILE = "notes-index.sqlite3"
@@ -416,7 +416,7 @@ class NotesAdapter(Adapter):
 
     def _search_snapshot(self, params: SearchParams, as_of: datetime, repo: GitRepo) -> SearchResult:
         from adapters.notes.gitrepo import GitError
-        from adapters.notes.snapshot import snapshot_diagnostics
+        from adapters.notes.snapshot_indexes import snapshot_diagnostics
 
         try:
             commit = repo.commit_at(as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC))
@@ -786,7 +786,7 @@ class NotesAdapter(Adapter):
 
     def _snapshot_indexes(self, repo: GitRepo) -> Snapshots:
         if self._snapshots is None:
-            from adapters.notes.snapshot import Snapshots
+            from adapters.notes.snapshot_indexes import Snapshots
 
             self._snapshots = Snapshots(repo, self.workdir, os.path.realpath(self.root), self.settings)
         return self._snapshots

@@ -28,7 +28,7 @@ another one ("https", "ipv6") must be spelled as asked
 (``adapter_sdk.lexical.matching_stem``). Terms sharing a stem are one term.
 
 A search with ``as_of`` filters on modification time, unless it is answered
-from a git snapshot (``snapshot.py``): then the index searched already holds
+from a git snapshot (``snapshot_indexes.py``): then the index searched already holds
 the notes as committed at that instant, and only validity still applies.
 """
 
@@ -46,9 +46,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from adapter_sdk import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
-from adapter_sdk.admission import admission_tiers
 from adapter_sdk.folder.revision import REVISION_PREFIX
 from adapter_sdk.folder.selection import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
+from adapter_sdk.fts_admission import admission_tiers
 from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
 from adapter_sdk.lexical import matching_stem as stem_token
 from adapter_sdk.lexical import stemmed as index_term
@@ -337,7 +337,7 @@ def _ranked_pool(
     pool_size: int, ranker: Ranker | None = None,
 ) -> tuple[str, list[tuple[int, float]]]:
     """The name of the first tier that fills the pool (else the last), and the pool's
-    (chunk id, rank) pairs, lower ranks first (``adapter_sdk.admission``: the weaker tiers
+    (chunk id, rank) pairs, lower ranks first (``adapter_sdk.fts_admission``: the weaker tiers
     are ranked only when the narrower ones do not fill it); by ``ranker`` when given,
     else by FTS5."""
     if ranker is not None:

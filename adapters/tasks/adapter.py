@@ -46,7 +46,6 @@ from adapter_sdk.collector import loading
 from adapter_sdk.lexical import tokenize
 from adapters.tasks import render
 from adapters.tasks.config import SETTINGS_SCHEMA, TASKS_CLI, TASKWARRIOR, TasksConfig, load_config
-from adapters.tasks.model import CLOSED_STATUSES, TaskRecord
 from adapters.tasks.query import TaskQuery, parse_query
 from adapters.tasks.ranking import (
     STEMS_ANALYZER,
@@ -59,6 +58,7 @@ from adapters.tasks.ranking import (
     stems_fit,
 )
 from adapters.tasks.snapshot import Snapshot, SnapshotStore, Stemming
+from adapters.tasks.task_record import CLOSED_STATUSES, TaskRecord
 
 if TYPE_CHECKING:
     from adapters.tasks.taskscli import TasksCli

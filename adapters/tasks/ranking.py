@@ -37,8 +37,8 @@ from datetime import datetime
 from adapter_sdk import MatchSignal
 from adapter_sdk.lexical import stemmed, term_keys, tokenize
 from adapter_sdk.relevance import decisive_terms, lexical_relevance, term_weight, weighted_coverage
-from adapters.tasks.model import CLOSED_STATUSES, Annotation, TaskRecord
 from adapters.tasks.query import TaskQuery
+from adapters.tasks.task_record import CLOSED_STATUSES, Annotation, TaskRecord
 
 DESCRIPTION_WEIGHT = 1.0
 ANNOTATION_WEIGHT = 0.6

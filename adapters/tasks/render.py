@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from adapter_sdk import DetailLevel
-from adapters.tasks.model import CLOSED_STATUSES, Annotation, TaskRecord
+from adapters.tasks.task_record import CLOSED_STATUSES, Annotation, TaskRecord
 
 EXCERPT_CHARS = 240
 EXCERPT_ANNOTATIONS = 5

@@ -31,7 +31,7 @@ import orjson
 
 from adapter_sdk import log
 from adapter_sdk.collector import loading
-from adapters.tasks.model import TaskRecord
+from adapters.tasks.task_record import TaskRecord
 
 CACHE_FORMAT = 2
 CACHE_FILE = "tasks-snapshot.json"

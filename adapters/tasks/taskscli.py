@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import orjson
 
 from adapter_sdk import ErrorCode, RpcError
-from adapters.tasks.model import Annotation, TaskRecord
+from adapters.tasks.task_record import Annotation, TaskRecord
 
 RECORDING = "cli.json"
 LIST_ALL = ["list", "--json", "--all"]

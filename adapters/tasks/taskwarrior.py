@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter_sdk import ErrorCode, RpcError
-from adapters.tasks.model import CLOSED_STATUSES, Annotation, TaskRecord
+from adapters.tasks.task_record import CLOSED_STATUSES, Annotation, TaskRecord
 
 DATA_FILES = ("pending.data", "completed.data")
 READ_ONLY_OVERRIDES = (

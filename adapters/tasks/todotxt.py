@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.tasks.model import TaskRecord
+from adapters.tasks.task_record import TaskRecord
 
 DONE_FILE = "done.txt"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -18,7 +18,7 @@ def test_starting_the_notes_adapter_does_not_load_expand_snapshots_or_git() -> N
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
     loaded = set(done.stdout.split())
     assert "adapters.notes.search" in loaded
-    assert sorted(loaded & {"adapter_sdk.folder.expand", "adapters.notes.snapshot", "adapters.notes.gitrepo"}) == []
+    assert sorted(loaded & {"adapter_sdk.folder.expand", "adapters.notes.snapshot_indexes", "adapters.notes.gitrepo"}) == []
 
 
 # A folder of up to freshness.SWEEP_BELOW notes is swept whole before each search, which

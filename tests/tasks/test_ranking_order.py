@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from adapters.tasks.model import TaskRecord
 from adapters.tasks.query import parse_query
 from adapters.tasks.ranking import RecordIndex, Scope, rank
+from adapters.tasks.task_record import TaskRecord
 
 
 def record(record_id: str, description: str, status: str = "pending", due: datetime | None = None) -> TaskRecord:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from adapters.tasks.model import TaskRecord
 from adapters.tasks.ranking import STEMS_ANALYZER, RecordIndex, record_stems, stems_fit
 from adapters.tasks.snapshot import CACHE_FILE, SnapshotStore, Stemming
+from adapters.tasks.task_record import TaskRecord
 from adapters.tasks.todotxt import read_list
 
 from .conftest import OpenAdapter
