@@ -1,6 +1,10 @@
 """The adapter SDK: what an adapter imports, as ``from adapter_sdk import ...``.
 
-The protocol's vocabulary and payload models, :class:`Adapter` and :func:`run`.
+The protocol's vocabulary and payload models, :class:`Adapter` and :func:`run`,
+and the process helpers (garbage collection, residence) an adapter's entry point
+uses. An adapter imports these names from here only (an import-linter contract
+holds it to that); the SDK's toolkits (``lexical``, ``relevance``, ``markdown``,
+``folder``, ...) are imported by their own module names.
 Each name loads its module on first use, so importing a single part of the SDK
 (the broker imports :mod:`adapter_sdk.protocol` alone) costs nothing more.
 """
@@ -11,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from adapter_sdk.collector import start_quietly
+    from adapter_sdk.collector import loading, start_quietly
     from adapter_sdk.protocol import (
         PROTOCOL_VERSION_MAX,
         PROTOCOL_VERSION_MIN,
@@ -84,6 +88,7 @@ __all__ = [
     "SearchResult",
     "Sensitivity",
     "current_cancellation",
+    "loading",
     "log",
     "long_lived",
     "run",
@@ -93,13 +98,14 @@ __all__ = [
 ]
 
 _SERVER = frozenset({"Adapter", "Cancellation", "current_cancellation", "log", "run", "serve"})
+_COLLECTOR = frozenset({"loading", "start_quietly"})
 
 
 def _home(name: str) -> str:
     """The module that defines (or first re-exports) ``name``."""
     if name in _SERVER:
         return "adapter_sdk.server"
-    if name == "start_quietly":
+    if name in _COLLECTOR:
         return "adapter_sdk.collector"
     if name == "long_lived":
         return "adapter_sdk.residence"

@@ -41,8 +41,8 @@ from adapter_sdk import (
     SearchParams,
     SearchResult,
     Sensitivity,
+    loading,
 )
-from adapter_sdk.collector import loading
 from adapter_sdk.lexical import tokenize
 from adapters.tasks import render
 from adapters.tasks.config import SETTINGS_SCHEMA, TASKS_CLI, TASKWARRIOR, TasksConfig, load_config

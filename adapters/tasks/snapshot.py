@@ -29,8 +29,7 @@ from typing import Any
 
 import orjson
 
-from adapter_sdk import log
-from adapter_sdk.collector import loading
+from adapter_sdk import loading, log
 from adapters.tasks.task_record import TaskRecord
 
 CACHE_FORMAT = 2
