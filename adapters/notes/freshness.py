@@ -32,10 +32,13 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapter_sdk.folder.scan import decodable, excluded_dir, printable, settled, wanted
 from adapters.notes.settings import NotesSettings
+
+if TYPE_CHECKING:
+    from adapters.notes.catchup import Progress
 
 RECENT_NOTES = 256
 BULK_HINT = RECENT_NOTES // 4
@@ -198,3 +201,34 @@ def unwatched_guess(mode: str, watch_error: str | None) -> tuple[str, str] | Non
         "were checked, so an older note edited in place may not be seen yet "
         "(recall refresh checks every note)"
     )
+
+
+def partial_reason(
+    progress: Progress, indexed: int, building: bool, failed: int, stale: set[str]
+) -> tuple[str, str] | None:
+    """Why an answer is partial (a short reason and a sentence), or None if it is not:
+    ``indexed`` notes are in the index, whose first build is still running if
+    ``building``; ``failed`` notes could not be read; ``stale`` returned notes changed."""
+    if not progress.idle:
+        changes = progress.pending - progress.rechecks
+        pending = f"{changes} notes are waiting to be indexed"
+        if progress.rechecks:  # written too recently for their unchanged stat to be trusted
+            again = f"{progress.rechecks} recently written notes are being read again"
+            pending = f"{pending}, and {again}" if changes else again
+        if progress.scanning:
+            pending = "the folder is still being listed"
+        if progress.elsewhere:
+            pending = "another process is indexing this folder"
+        what = "the first index build is running" if building else "the index is catching up"
+        reason = "index_building" if building else "index_catching_up"
+        return reason, (
+            f"{what}: {pending}; answered from the {indexed} notes indexed so far "
+            "(recall refresh finishes it)"
+        )
+    if progress.error:
+        return "index_update_failed", f"{progress.error}; answered from the previous index"
+    if stale:
+        return "notes_changed", f"{len(stale)} returned notes changed while the search ran"
+    if failed:
+        return "unreadable_notes", f"{failed} notes could not be read (see health diagnostics)"
+    return None
