@@ -3,7 +3,7 @@
 This is the per-file work of an index build (read, hash, decode, chunk, clean
 the text for FTS5, derive identifiers), kept apart from the writes so it can
 run in a worker process while the writer inserts (``parse_worker.py``). Every
-outcome is a small picklable value; the writer (``sync._Updater``) decides
+outcome is a small picklable value; the writer (``index_writer.IndexWriter``) decides
 what it means for the index.
 """
 
