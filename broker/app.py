@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 
 from adapter_sdk.protocol import SearchParams
-from broker.admission import admit, drop_references, failure_report, stamp
 from broker.api import BrokerAPI
-from broker.catchup import catching_up
+from broker.candidate_admission import admit, drop_references, failure_report, stamp
 from broker.config import Config, SourceConfig
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
@@ -39,10 +38,11 @@ from broker.contracts import (
     Suppression,
     SuppressionReason,
 )
+from broker.index_lag import catching_up
 from broker.plan import Exclusion, QueryPlan, Target, adapter_spec, consider, open_plan, settle
 from broker.project_settings import vet_project_settings
-from broker.reach import contacted
 from broker.requests import check_query, check_refresh
+from broker.static_eligibility import contacted
 from broker.supervise import AdapterFailure, Supervisor
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ class Broker(BrokerAPI):
             for index, source in enumerate(plan.members):
                 tasks.start_soon(ask, index, source)
         from broker.fusion import FusionParams, fuse
-        from broker.shaping import shape
+        from broker.response_budget import shape
 
         settle(plan, [v for v in verdicts if v is not None])  # a conflicted target's search is dropped
         above_ceiling = sum(searched[t.source.source_uid][2] for t in plan.targets)
@@ -333,7 +333,7 @@ def load_fusion() -> None:
     """Load what fuses and shapes an answer, a tenth of a cold query's time: called once
     every member is searching or done, so it loads while the adapters work."""
     import broker.fusion  # noqa: F401
-    import broker.shaping  # noqa: F401
+    import broker.response_budget  # noqa: F401
 
 
 def _location_key(source: SourceConfig) -> str | None:

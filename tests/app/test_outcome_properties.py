@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker.admission import failure_report
 from broker.app import decide_coverage, decide_outcome, exit_code
+from broker.candidate_admission import failure_report
 from broker.contracts import (
     NON_DEGRADING_REASONS,
     Coverage,

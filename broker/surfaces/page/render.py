@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.responses import Response
 
 from broker.contracts import Candidate, QueryResponse, Result, SourceReport
-from broker.render.explain import explanation_block
+from broker.render.explanation_block import explanation_block
 from broker.render.human import pasteable_lineage, source_ids_by_uid
 from broker.render.ledger import degraded_entries
 from broker.render.pointer import superseded_by

@@ -52,7 +52,10 @@ from broker.environment import DAEMON_IDLE_ENV as IDLE_ENV
 from broker.errors import RecallError
 from broker.surfaces.responses import json_response, media_type, problem
 from broker.surfaces.streams import Streams
-from broker.warm.daemon.client import (
+from broker.warm.daemon.fingerprint import Fingerprint, version_change
+from broker.warm.daemon.lifeline import CHECK_SECONDS, Lifeline
+from broker.warm.daemon.peer_credentials import same_user
+from broker.warm.daemon.thin_client import (
     ARGV_TYPE,
     EXIT_HEADER,
     STALE_CODE,
@@ -60,9 +63,6 @@ from broker.warm.daemon.client import (
     STDOUT_HEADER,
     VERSION_HEADER,
 )
-from broker.warm.daemon.fingerprint import Fingerprint, version_change
-from broker.warm.daemon.lifeline import CHECK_SECONDS, Lifeline
-from broker.warm.daemon.peer import same_user
 
 DEFAULT_IDLE_SECONDS = 900.0
 SHUTDOWN_GRACE = 5

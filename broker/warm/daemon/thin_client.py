@@ -38,8 +38,8 @@ from broker import __version__
 from broker.environment import DAEMON_ENV as SWITCH_ENV
 from broker.environment import SERVER_ENV
 from broker.warm.argv_flags import before_operands, names
-from broker.warm.daemon.peer import peer_uid
-from broker.warm.daemon.place import (
+from broker.warm.daemon.peer_credentials import peer_uid
+from broker.warm.daemon.socket_location import (
     Place,
     UntrustedPlace,
     UnusablePlace,
@@ -61,7 +61,7 @@ RESIDENT_COMMANDS = frozenset({"query", "expand", "sources", "refresh", "hook", 
 # host's settings files).
 READS_STDIN = frozenset({"hook", "sidecar-plugin"})
 HOOK_ACTIONS = frozenset({"claude-code", "pre-reply"})
-# what either reads at most (broker.surfaces.hook.MAX_INPUT_BYTES, sidecar.MAX_REQUEST_BYTES)
+# what either reads at most (broker.surfaces.agent_host_hook.MAX_INPUT_BYTES, sidecar.MAX_REQUEST_BYTES)
 STDIN_LIMIT = 1 << 20
 SWITCHED_OFF = frozenset({"0", "false", "no", "off"})
 # Flags that choose another path (or print help)
