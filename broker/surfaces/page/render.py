@@ -31,7 +31,7 @@ from broker.render.text import (
     stamp,
     stamp_text,
 )
-from broker.surfaces.page.access import SECURITY_HEADERS
+from broker.surfaces.page.security_headers import SECURITY_HEADERS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 

@@ -31,8 +31,8 @@ from broker.contracts import (
 )
 from broker.errors import ExpandError, UsageError
 from broker.surfaces.http import Api, Problem, read_object
-from broker.surfaces.page.access import SECURITY_HEADERS
 from broker.surfaces.page.render import render
+from broker.surfaces.page.security_headers import SECURITY_HEADERS
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {
