@@ -30,7 +30,8 @@ from broker.contracts import (
     Surface,
 )
 from broker.errors import ExpandError, UsageError
-from broker.surfaces.http import Api, Problem, read_object
+from broker.surfaces.http.api_routes import Api, read_object
+from broker.surfaces.http.responses import Problem
 from broker.surfaces.page.render import render
 from broker.surfaces.page.security_headers import SECURITY_HEADERS
 

@@ -50,7 +50,7 @@ from broker.api import OnTheBroker
 from broker.config import Config
 from broker.environment import DAEMON_IDLE_ENV as IDLE_ENV
 from broker.errors import RecallError
-from broker.surfaces.responses import json_response, media_type, problem
+from broker.surfaces.http.responses import json_response, media_type, problem
 from broker.surfaces.streams import Streams
 from broker.warm.daemon.fingerprint import Fingerprint, version_change
 from broker.warm.daemon.lifeline import CHECK_SECONDS, Lifeline
