@@ -35,8 +35,7 @@ import os
 import sys
 
 from broker import __version__
-from broker.environment import DAEMON_ENV as SWITCH_ENV
-from broker.environment import SERVER_ENV
+from broker.environment import DAEMON_ENV, SERVER_ENV
 from broker.warm.argv_flags import before_operands, names
 from broker.warm.daemon.peer_credentials import peer_uid
 from broker.warm.daemon.socket_location import (
@@ -124,7 +123,7 @@ def forward(argv: list[str]) -> tuple[int | None, bytes | None]:
 def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: bool) -> bool:
     if not argv or argv[0] not in RESIDENT_COMMANDS:
         return False
-    if environ.get(SWITCH_ENV, "").strip().lower() in SWITCHED_OFF or environ.get(SERVER_ENV):
+    if environ.get(DAEMON_ENV, "").strip().lower() in SWITCHED_OFF or environ.get(SERVER_ENV):
         return False
     if argv[0] == "refresh" and stderr_is_terminal:
         return False  # the progress display belongs to this terminal
