@@ -22,17 +22,14 @@ from broker.config import Config, SourceConfig
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
     Candidate,
-    Coverage,
     ExpandRequest,
     ExpandResponse,
     Freshness,
-    Outcome,
     QueryRequest,
     QueryResponse,
     RefreshRequest,
     RefreshResponse,
     SearchOutcome,
-    SkipReason,
     SourceReport,
     SourcesResponse,
     Suppression,
@@ -42,6 +39,7 @@ from broker.index_lag import catching_up
 from broker.plan import Exclusion, QueryPlan, Target, adapter_spec, consider, open_plan, settle
 from broker.project_settings import vet_project_settings
 from broker.requests import check_query, check_refresh
+from broker.severity import decide_coverage, decide_outcome
 from broker.static_eligibility import contacted
 from broker.supervise import AdapterFailure, Supervisor
 
@@ -342,38 +340,6 @@ def _location_key(source: SourceConfig) -> str | None:
     return f"{source.location_kind or 'opaque'}:{source.location}"
 
 
-# -- outcome and coverage ------------------------------------------------------
-
-
-def decide_outcome(has_results: bool, reports: list[SourceReport]) -> Outcome:
-    """Decided on fused results, before shaping; never a threshold on scores."""
-    if has_results:
-        return Outcome.answered
-    asked = [r for r in reports if r.outcome != SearchOutcome.skipped]
-    answered = [r for r in asked if r.outcome in (SearchOutcome.success, SearchOutcome.partial)]
-    return Outcome.failed if asked and not answered else Outcome.abstained
-
-
-def decide_coverage(reports: list[SourceReport]) -> Coverage:
-    if any(report.degrades for report in reports):
-        return Coverage.degraded
-    searched = any(r.outcome != SearchOutcome.skipped for r in reports)
-    if not searched and any(r.reason == SkipReason.not_applicable for r in reports):
-        return Coverage.degraded  # nobody looked
-    return Coverage.complete
-
-
-def exit_code(response: QueryResponse) -> int:
-    """Most severe wins: failed 4 > degraded 3 > abstained 2 > answered 0."""
-    if response.outcome == Outcome.failed:
-        return 4
-    if response.coverage == Coverage.degraded:
-        return 3
-    if response.outcome == Outcome.abstained:
-        return 2
-    return 0
-
-
 @asynccontextmanager
 async def open_broker(config: Config, prestarted: Prestarted | None = None) -> AsyncIterator[Broker]:
     """A broker whose adapter processes all end when the block exits; it adopts the
@@ -412,4 +378,4 @@ def run(config: Config, work: Callable[[Broker], Awaitable[T]], prestarted: Pres
     return answer[0]
 
 
-__all__ = ["Broker", "decide_coverage", "decide_outcome", "exit_code", "open_broker", "run"]
+__all__ = ["Broker", "open_broker", "run"]

@@ -1,7 +1,8 @@
 """The ``/v1`` routes: parse a request, ask the broker, map what it answered onto a status.
 
-Outcomes map onto statuses: failed -> 503, degraded -> 206, otherwise 200; the
-bodies of 206 and 503 are still typed results.
+An answer's severity (:mod:`broker.severity`) maps onto a status with
+:data:`HTTP_STATUS`: failed 503, degraded 206, otherwise 200; the bodies of 206
+and 503 are still typed results.
 """
 
 from __future__ import annotations
@@ -22,11 +23,8 @@ from broker import __version__
 from broker.api import BrokerAPI
 from broker.config import Config
 from broker.contracts import (
-    Coverage,
     ExpandRequest,
-    Outcome,
     QueryRequest,
-    RefreshOutcome,
     RefreshRequest,
     Surface,
 )
@@ -35,6 +33,7 @@ from broker.errors import (
     RecallError,
 )
 from broker.requests import InvalidRequest, check_query, json_instant_problems
+from broker.severity import Severity, severity
 from broker.surfaces.error_codes import error_code
 from broker.surfaces.http.responses import Problem, json_response, problem
 
@@ -60,8 +59,12 @@ ENDPOINTS = {
 MISSING_LOCATOR = "a locator is required: <source_id>:<local>, exactly as a query returned it"
 
 
-def outcome_status(failed: bool, degraded: bool) -> int:
-    return 503 if failed else 206 if degraded else 200
+HTTP_STATUS: dict[Severity, int] = {
+    Severity.answered: 200,
+    Severity.abstained: 200,
+    Severity.degraded: 206,
+    Severity.failed: 503,
+}
 
 
 # ---------------------------------------------------------------------------
@@ -171,9 +174,7 @@ class Api:
             allowed = ", ".join(sorted(SERVED_SURFACES))
             raise Problem(400, "bad_request", f"budget.surface {asked.budget.surface!s}: use one of {allowed}")
         response = await self.call(self.broker.query(asked))
-        status = outcome_status(
-            response.outcome == Outcome.failed, response.coverage == Coverage.degraded
-        )
+        status = HTTP_STATUS[severity(response.outcome, response.coverage)]
         headers = {"Recall-Outcome": str(response.outcome), "Recall-Coverage": str(response.coverage)}
         body_out = pointer_projection(response) if tier == TIER_POINTER else response.to_json()
         return json_response(body_out, status, headers)
@@ -198,29 +199,21 @@ class Api:
         asked: RefreshRequest = parse(RefreshRequest, await read_object(request))
         asked.profile = self.served(asked.profile)
         response = await self.call(self.broker.refresh(asked))
-        status = outcome_status(
-            response.outcome == RefreshOutcome.failed, response.outcome == RefreshOutcome.degraded
-        )
+        status = HTTP_STATUS[severity(response.outcome)]
         return json_response(response.to_json(), status, {"Recall-Outcome": str(response.outcome)})
 
     async def sources(self, request: Request) -> Response:
-        from broker.contracts import ListingStatus
-
         profile = self.served(request.query_params.get("profile"))
         listing = await self.call(self.broker.sources(profile))
-        status = outcome_status(
-            listing.status == ListingStatus.failed, listing.status == ListingStatus.degraded
-        )
+        status = HTTP_STATUS[severity(listing.status)]
         return json_response(listing.to_json(), status, {"Recall-Coverage": str(listing.status)})
 
     async def doctor(self, request: Request) -> Response:
-        from broker.doctor import DiagnosisStatus, to_json
+        from broker.doctor import to_json
 
         profile = self.served(request.query_params.get("profile"))
         diagnosis = await self.call(self.broker.doctor(profile))
-        status = outcome_status(
-            diagnosis.status == DiagnosisStatus.failed, diagnosis.status == DiagnosisStatus.degraded
-        )
+        status = HTTP_STATUS[severity(diagnosis.status)]
         return json_response(to_json(diagnosis), status, {"Recall-Coverage": str(diagnosis.status)})
 
     async def health(self, request: Request) -> Response:

@@ -31,6 +31,7 @@ from broker.render.text import (
     stamp,
     stamp_text,
 )
+from broker.severity import Severity, severity
 from broker.surfaces.page.security_headers import SECURITY_HEADERS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -94,6 +95,14 @@ def withheld_locator(response: QueryResponse, lineage_root: str | None) -> str:
     return pasteable_lineage(lineage_root, source_ids_by_uid(response)) or ""
 
 
+# The page's translation of the ladder: an answer on these rungs is announced as an alert.
+ALERTING = frozenset({Severity.degraded, Severity.failed})
+
+
+def rung_of(response: QueryResponse) -> Severity:
+    return severity(response.outcome, response.coverage)
+
+
 @cache
 def environment() -> Environment:
     env = Environment(
@@ -118,6 +127,9 @@ def environment() -> Environment:
         item_text=item_text,
         joined=joined,
         num=num,
+        rung_of=rung_of,
+        alerting=ALERTING,
+        Severity=Severity,
     )
     return env
 
