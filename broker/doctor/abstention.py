@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from broker.config import Config
 from broker.contracts import Outcome, QueryRequest, QueryResponse
-from broker.doctor.model import Check, CheckName, CheckStatus, Problem
+from broker.doctor.diagnosis import Check, CheckName, CheckStatus, Problem
 from broker.errors import RecallError
 from broker.severity import Severity, severity
 

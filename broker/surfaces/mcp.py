@@ -414,7 +414,7 @@ class Tools:
 
     async def report_stale(self, args: ReportStaleArguments) -> types.CallToolResult:
         from broker.claims import ClaimRefused
-        from broker.claims.report import Report, report_stale
+        from broker.claims.stale_report import Report, report_stale
 
         report = Report(args.successor_locator, args.successor_quote, args.superseded_locator,
                         args.superseded_quote, args.reporter)

@@ -7,7 +7,7 @@ from enum import StrEnum
 import pytest
 
 from broker.contracts import ListingStatus, RefreshOutcome
-from broker.doctor.model import DiagnosisStatus
+from broker.doctor.diagnosis import DiagnosisStatus
 from broker.severity import EXIT_CODES, Severity, severity
 from broker.surfaces.http.api_routes import HTTP_STATUS
 from broker.vocabulary import Coverage, Outcome

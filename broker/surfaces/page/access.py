@@ -43,7 +43,7 @@ def browser_allowed(request: Request) -> bool:
 
 def token_prompt() -> Response:
     """401 for a page path without the token: a page that asks for it and keeps it for the tab."""
-    from broker.surfaces.page.render import render
+    from broker.surfaces.page.templating import render
 
     headers = {"WWW-Authenticate": 'Bearer realm="recall"'}
     return render("token.html", {"title": "Access token", "section": ""}, status=401, headers=headers)

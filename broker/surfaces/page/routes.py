@@ -32,8 +32,8 @@ from broker.contracts import (
 from broker.errors import ExpandError, UsageError
 from broker.surfaces.http.api_routes import Api, read_object
 from broker.surfaces.http.responses import Problem
-from broker.surfaces.page.render import render
 from broker.surfaces.page.security_headers import SECURITY_HEADERS
+from broker.surfaces.page.templating import render
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {
