@@ -81,7 +81,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             return start(place, args.json, io)
         if args.action == "run":
             from broker.surfaces.cli import dispatch
-            from broker.surfaces.http.app import create_app
+            from broker.surfaces.http.asgi_app import create_app
             from broker.warm.daemon.server import idle_limit, serve
 
             return serve(socket_path, idle_limit(args.idle_seconds), dispatch, create_app)
