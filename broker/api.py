@@ -1,7 +1,7 @@
 """The operations every broker offers, wherever it runs.
 
 :class:`broker.app.Broker` serves them in this process; the HTTP client
-(:class:`broker.surfaces.client.RemoteBroker`) asks a running ``recall serve``
+(:class:`broker.surfaces.remote_broker.RemoteBroker`) asks a running ``recall serve``
 for them. A surface that only needs these operations is typed against
 :class:`BrokerAPI`, so the type checker sees each call it makes and either
 broker can stand behind it.

@@ -16,33 +16,31 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 
 from adapter_sdk.protocol import SearchParams
-from broker.admission import admit, drop_references, failure_report, stamp
 from broker.api import BrokerAPI
-from broker.catchup import catching_up
+from broker.candidate_admission import admit, drop_references, failure_report, stamp
 from broker.config import Config, SourceConfig
 from broker.contracts import (
     DEFAULT_RESPONSE_TOKENS,
     Candidate,
-    Coverage,
     ExpandRequest,
     ExpandResponse,
     Freshness,
-    Outcome,
     QueryRequest,
     QueryResponse,
     RefreshRequest,
     RefreshResponse,
     SearchOutcome,
-    SkipReason,
     SourceReport,
     SourcesResponse,
     Suppression,
     SuppressionReason,
 )
+from broker.index_lag import catching_up
 from broker.plan import Exclusion, QueryPlan, Target, adapter_spec, consider, open_plan, settle
 from broker.project_settings import vet_project_settings
-from broker.reach import contacted
 from broker.requests import check_query, check_refresh
+from broker.severity import decide_coverage, decide_outcome
+from broker.static_eligibility import contacted
 from broker.supervise import AdapterFailure, Supervisor
 
 if TYPE_CHECKING:
@@ -149,7 +147,7 @@ class Broker(BrokerAPI):
             for index, source in enumerate(plan.members):
                 tasks.start_soon(ask, index, source)
         from broker.fusion import FusionParams, fuse
-        from broker.shaping import shape
+        from broker.response_budget import shape
 
         settle(plan, [v for v in verdicts if v is not None])  # a conflicted target's search is dropped
         above_ceiling = sum(searched[t.source.source_uid][2] for t in plan.targets)
@@ -333,45 +331,13 @@ def load_fusion() -> None:
     """Load what fuses and shapes an answer, a tenth of a cold query's time: called once
     every member is searching or done, so it loads while the adapters work."""
     import broker.fusion  # noqa: F401
-    import broker.shaping  # noqa: F401
+    import broker.response_budget  # noqa: F401
 
 
 def _location_key(source: SourceConfig) -> str | None:
     if source.location is None:
         return None
     return f"{source.location_kind or 'opaque'}:{source.location}"
-
-
-# -- outcome and coverage ------------------------------------------------------
-
-
-def decide_outcome(has_results: bool, reports: list[SourceReport]) -> Outcome:
-    """Decided on fused results, before shaping; never a threshold on scores."""
-    if has_results:
-        return Outcome.answered
-    asked = [r for r in reports if r.outcome != SearchOutcome.skipped]
-    answered = [r for r in asked if r.outcome in (SearchOutcome.success, SearchOutcome.partial)]
-    return Outcome.failed if asked and not answered else Outcome.abstained
-
-
-def decide_coverage(reports: list[SourceReport]) -> Coverage:
-    if any(report.degrades for report in reports):
-        return Coverage.degraded
-    searched = any(r.outcome != SearchOutcome.skipped for r in reports)
-    if not searched and any(r.reason == SkipReason.not_applicable for r in reports):
-        return Coverage.degraded  # nobody looked
-    return Coverage.complete
-
-
-def exit_code(response: QueryResponse) -> int:
-    """Most severe wins: failed 4 > degraded 3 > abstained 2 > answered 0."""
-    if response.outcome == Outcome.failed:
-        return 4
-    if response.coverage == Coverage.degraded:
-        return 3
-    if response.outcome == Outcome.abstained:
-        return 2
-    return 0
 
 
 @asynccontextmanager
@@ -412,4 +378,4 @@ def run(config: Config, work: Callable[[Broker], Awaitable[T]], prestarted: Pres
     return answer[0]
 
 
-__all__ = ["Broker", "decide_coverage", "decide_outcome", "exit_code", "open_broker", "run"]
+__all__ = ["Broker", "open_broker", "run"]

@@ -6,7 +6,7 @@
     source_deadline = min(now + source.timeout_ms, usable)
 
 :mod:`broker.plan` plans by it, and a cold command's probe written ahead
-(:func:`broker.reach.start_contacted`) is given the same deadline before the plan
+(:func:`broker.static_eligibility.start_contacted`) is given the same deadline before the plan
 exists, so it lives here, below both: standard library only.
 """
 

@@ -51,7 +51,7 @@ from broker.contracts import (
 from broker.deadlines import query_budget
 from broker.deadlines import source_deadline as deadline_for_source
 from broker.errors import PlanError, UnsatisfiableScope, UsageError
-from broker.reach import init_params, static_exclusion
+from broker.static_eligibility import init_params, static_exclusion
 from broker.supervise import AdapterClient, AdapterFailure, AdapterSpec, Supervisor
 
 HANDSHAKE_LIMIT = timedelta(seconds=10)

@@ -6,8 +6,8 @@ usable source short of that is ``degraded``, whatever status it gave itself, and
 :func:`shortfalls` says why. ``recall sources``, ``recall doctor``, the page, HTTP,
 MCP and the Sidecar read a source's state from :func:`source_state` and the
 listing's from :func:`overall_status`, so no surface calls a source whole that
-another calls degraded. The listing's exit code follows from its status
-(:func:`exit_code`): a header never says ``ok`` beside a degraded row.
+another calls degraded; the listing's exit code follows from its status
+(:mod:`broker.severity`): a header never says ``ok`` beside a degraded row.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from adapter_sdk.protocol import HealthResult, HealthStatus, IndexCoverage
 from broker.contracts import USABLE_STATES, ListingStatus, SourceState
 
 _UNPROBED = frozenset({SourceState.disabled, SourceState.not_probed})
-_EXIT_CODES = {ListingStatus.ok: 0, ListingStatus.degraded: 3, ListingStatus.failed: 4}
 
 
 def source_state(
@@ -70,8 +69,3 @@ def overall_status(states: Iterable[SourceState]) -> ListingStatus:
     if any(state != SourceState.healthy for state in probed):
         return ListingStatus.degraded
     return ListingStatus.ok
-
-
-def exit_code(status: ListingStatus) -> int:
-    """The command's exit code for a status: ok 0, degraded 3, failed 4."""
-    return _EXIT_CODES[status]

@@ -1,7 +1,7 @@
 """Supersession that agents report and people decide.
 
 An agent *reports* that record B supersedes record A, quoting both verbatim
-(:mod:`broker.claims.report`); nothing changes until a person reviews the claim
+(:mod:`broker.claims.stale_report`); nothing changes until a person reviews the claim
 (:mod:`broker.claims.review`). Accepting writes ``supersedes:`` into B's front
 matter, the one place the notes adapter reads it from; rejecting records the
 claim's key (a hash over the relation and both records' stable identities) in
@@ -19,6 +19,6 @@ Failures, all :class:`broker.errors.RecallError` (exit 1):
 
 from __future__ import annotations
 
-from broker.claims.model import Claim, ClaimRefused, ClaimStoreError, RecordRef, Rejection
+from broker.claims.claim import Claim, ClaimRefused, ClaimStoreError, RecordRef, Rejection
 
 __all__ = ["Claim", "ClaimRefused", "ClaimStoreError", "RecordRef", "Rejection"]

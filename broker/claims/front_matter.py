@@ -22,7 +22,7 @@ from typing import Any
 
 from adapter_sdk.markdown.chunking import split_lines
 from adapter_sdk.markdown.front_matter import front_matter_span
-from broker.claims.model import ClaimRefused
+from broker.claims.claim import ClaimRefused
 
 _SUPERSEDES = re.compile(r"^supersedes\s*:(?P<value>.*)$")
 _ITEM = re.compile(r"^(?P<indent>[ \t]*)-(\s|$)")

@@ -18,9 +18,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from broker.claims.claim import Claim, ClaimRefused, Rejection
 from broker.claims.front_matter import add_supersedes
-from broker.claims.model import Claim, ClaimRefused, Rejection
-from broker.claims.report import claims_store, note_path
+from broker.claims.stale_report import claims_store, note_path
 from broker.claims.store import ClaimsState, ClaimStatus, Decision
 from broker.config import Config
 from broker.durable import replace_file

@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from broker.claims.model import Claim, ClaimRefused, ClaimStoreError, Rejection
+from broker.claims.claim import Claim, ClaimRefused, ClaimStoreError, Rejection
 
 SCHEMA = 1
 QUEUE_KIND = "recall.claims.queue"

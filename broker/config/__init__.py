@@ -10,7 +10,7 @@ nearest project ``recall.toml`` above the working directory (untrusted; see
 from __future__ import annotations
 
 from broker.config.load import config_from_text, load_config
-from broker.config.model import (
+from broker.config.resolved import (
     AdapterRegistration,
     Config,
     ConfigFile,

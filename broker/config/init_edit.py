@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from broker.config.identity import new_source_uid
-from broker.config.init import (
+from broker.config.starter_sources import (
     NOTES_ROLE,
     NOTES_SOURCE_ID,
     SEMANTIC_ROLE,

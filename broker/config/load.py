@@ -11,9 +11,9 @@ from typing import Any
 from broker.adapter_environment import named_by_settings, quoted_words
 from broker.config.locations import find_project_file, xdg_base
 from broker.config.merge import build_config
-from broker.config.model import Config, ConfigFile, Layer, Paths
 from broker.config.problems import Problems
 from broker.config.read import Document, read_document
+from broker.config.resolved import Config, ConfigFile, Layer, Paths
 from broker.errors import ConfigProblem
 
 USER_FILE_NAME = "config.toml"

@@ -19,7 +19,9 @@ from broker.config.builtins import (
 )
 from broker.config.identity import new_source_uid, project_source_uid
 from broker.config.locations import ResolvedLocation, resolve_location
-from broker.config.model import (
+from broker.config.problems import IDENTITY, Problems, suggestion
+from broker.config.read import Document, NamedDeclaration, SourceDeclaration
+from broker.config.resolved import (
     BUILTIN,
     AdapterRegistration,
     Config,
@@ -33,8 +35,6 @@ from broker.config.model import (
     Profile,
     SourceConfig,
 )
-from broker.config.problems import IDENTITY, Problems, suggestion
-from broker.config.read import Document, NamedDeclaration, SourceDeclaration
 
 DEFAULT_PROFILE = "default"
 

@@ -21,8 +21,8 @@ from broker.config import trust
 from broker.config.builtins import RESERVED_NAMES
 from broker.config.identity import uid_problem
 from broker.config.locations import LOCATION_KINDS, expand_home
-from broker.config.model import Layer, Origin
 from broker.config.problems import Problems, suggestion
+from broker.config.resolved import Layer, Origin
 from broker.vocabulary import QueryClass
 
 MIN_PRIOR, MAX_PRIOR = 0.5, 2.0

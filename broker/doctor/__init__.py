@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from broker.config import Config
 from broker.doctor.conformance import BUILTIN_SUITES, conformance_check
-from broker.doctor.model import (
+from broker.doctor.diagnosis import (
     LIVE_CHECKS,
     Check,
     CheckName,
@@ -39,7 +39,7 @@ from broker.doctor.model import (
     Problem,
     skipped,
 )
-from broker.doctor.render import from_json, render, to_json
+from broker.doctor.diagnosis_output import from_json, render, to_json
 from broker.doctor.static import (
     NOT_LOADED,
     access_check,

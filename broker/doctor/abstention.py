@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from broker.config import Config
-from broker.contracts import Coverage, Outcome, QueryRequest, QueryResponse
-from broker.doctor.model import Check, CheckName, CheckStatus, Problem
+from broker.contracts import Outcome, QueryRequest, QueryResponse
+from broker.doctor.diagnosis import Check, CheckName, CheckStatus, Problem
 from broker.errors import RecallError
+from broker.severity import Severity, severity
 
 # how the check asks a question: the application's query, passed in (doctor sits above no app)
 Ask = Callable[[QueryRequest], Awaitable[QueryResponse]]
@@ -40,7 +41,7 @@ async def abstention_check(config: Config, ask: Ask, profile: str) -> Check:
             continue
         if response.outcome == Outcome.answered:
             failed.append(Problem(_answered(case.query, case.reason, response), file=file, key=key))
-        elif response.outcome == Outcome.failed or response.coverage == Coverage.degraded:
+        elif severity(response.outcome, response.coverage) >= Severity.degraded:
             unproven.append(Problem(_unproven(case.query, response), file=file, key=key))
     abstained = len(cases) - len(failed) - len(unproven)
     detail = f"{abstained} of {len(cases)} must-abstain queries abstained"

@@ -13,7 +13,7 @@ from pathlib import Path
 import broker
 from broker.config import AdapterRegistration, Config
 from broker.config.builtins import canonical_adapter_name
-from broker.doctor.model import Check, CheckName, CheckStatus, Problem
+from broker.doctor.diagnosis import Check, CheckName, CheckStatus, Problem
 
 BUILTIN_SUITES = Path(broker.__file__).resolve().parent.parent / "conformance_transcripts"
 

@@ -9,7 +9,7 @@ from adapter_sdk.protocol import Capability
 from broker.config import Config, SourceConfig
 from broker.config.builtins import canonical_adapter_name
 from broker.contracts import USABLE_STATES
-from broker.doctor.model import Check, CheckName, CheckStatus, Problem, plural, verdict
+from broker.doctor.diagnosis import Check, CheckName, CheckStatus, Problem, plural, verdict
 from broker.doctor.probe import Probe
 from broker.doctor.static import origin_file
 from broker.render.text import item_text, mapping_text, num

@@ -7,7 +7,7 @@ from collections import Counter
 
 from broker.config import Config, Layer, SourceConfig
 from broker.config.trust import project_root
-from broker.doctor.model import (
+from broker.doctor.diagnosis import (
     LOAD_CHECKS,
     Check,
     CheckName,

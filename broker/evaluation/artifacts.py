@@ -14,7 +14,7 @@ import orjson
 
 from broker.errors import RecallError
 from broker.evaluation.execute import EvalRun
-from broker.evaluation.report import summary_markdown
+from broker.evaluation.human_text import summary_markdown
 
 RUN_FILE = "run.json"
 CASES_FILE = "cases.jsonl"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from broker.app import Broker, exit_code, open_broker
+from broker.app import Broker, open_broker
 from broker.config import Config
 from broker.contracts import (
     Budget,
@@ -26,6 +26,7 @@ from broker.contracts import (
 )
 from broker.errors import RecallError
 from broker.evaluation.pack import Case, Pack
+from broker.severity import severity
 
 BEHAVIOR = {"answered": "answer", "abstained": "abstain", "failed": "fail"}
 UNBOUNDED_TOKENS = -1
@@ -134,7 +135,7 @@ def _from_response(
         "behavior": BEHAVIOR[response.outcome.value],
         "outcome": response.outcome.value,
         "coverage": response.coverage.value,
-        "exit_code": exit_code(response),
+        "exit_code": severity(response.outcome, response.coverage).exit_code,
         "latency_ns": latency,
         "results": results,
         "suppressed": [s.to_json() for s in response.suppressed],

@@ -27,7 +27,7 @@ from broker.contracts import (
     Verdict,
 )
 from broker.errors import ExpandError
-from broker.render.explain import explanation_block
+from broker.render.explanation_block import explanation_block
 from broker.render.ledger import degraded_entries
 from broker.render.pointer import claimants, superseded_by
 from broker.render.text import (

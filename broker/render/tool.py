@@ -31,6 +31,8 @@ ABSTAINED_NOTE = (
     "Nothing matched, and at least one source answered. "
     "Reporting that nothing was found is supported."
 )
+# What an outcome means for a reader of the text, said once under its first line.
+OUTCOME_NOTES = {Outcome.failed: FAILED_NOTE, Outcome.abstained: ABSTAINED_NOTE}
 
 
 
@@ -66,10 +68,8 @@ def query_text(response: QueryResponse) -> str:
     ]
     if response.truncated:
         lines[0] += f" truncated=true dropped={response.dropped_results}"
-    if response.outcome == Outcome.failed:
-        lines.append(FAILED_NOTE)
-    elif response.outcome == Outcome.abstained:
-        lines.append(ABSTAINED_NOTE)
+    if response.outcome in OUTCOME_NOTES:
+        lines.append(OUTCOME_NOTES[response.outcome])
     degraded = degraded_entries(response)
     if degraded:
         lines.append(

@@ -47,8 +47,8 @@ protocol is dropped and named (:class:`SearchAnswer`), the rest stands.
 
 from __future__ import annotations
 
+from broker.supervise.adapter_client import AdapterClient
 from broker.supervise.answer import MALFORMED_NAMED, MalformedCandidate, SearchAnswer
-from broker.supervise.client import AdapterClient
 from broker.supervise.failure import AdapterFailure, FailureReason, classify
 from broker.supervise.pool import Supervisor
 from broker.supervise.process import AdapterSpec

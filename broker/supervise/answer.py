@@ -5,7 +5,7 @@ of 0, a missing field) is one part of an answer, not the answer: it is dropped
 and named, and the candidates beside it stand. Only an answer whose envelope
 is wrong (no outcome, candidates that are not a list) is refused whole.
 Counting the dropped ones, and what they do to the source's outcome, is
-admission's business (:mod:`broker.admission`).
+admission's business (:mod:`broker.candidate_admission`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from types import TracebackType
 import anyio
 from anyio.abc import TaskGroup
 
-from broker.supervise.client import AdapterClient
+from broker.supervise.adapter_client import AdapterClient
 from broker.supervise.process import AdapterSpec
 from broker.supervise.timings import Timings
 from broker.warm.prestart import Prestarted

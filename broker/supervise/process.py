@@ -3,7 +3,7 @@
 An :class:`AdapterProcess` owns the child (started in its own session, so its
 process group holds everything it starts), a stdout reader that routes reply
 frames to waiting requests, and an stderr drain. It knows nothing of
-deadlines or retries; :mod:`broker.supervise.client` decides those.
+deadlines or retries; :mod:`broker.supervise.adapter_client` decides those.
 """
 
 from __future__ import annotations

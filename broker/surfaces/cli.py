@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         gc.disable()
     try:
-        from broker.warm.daemon.client import forward
+        from broker.warm.daemon.thin_client import forward
 
         code, stdin_read = forward(argv)
         if code is None:

@@ -70,6 +70,7 @@ from broker.requests import (
     check_query,
     is_instant_text,
 )
+from broker.severity import Severity, severity
 
 if TYPE_CHECKING:
     from broker.app import Broker
@@ -384,7 +385,7 @@ class Tools:
 
         response = await self.broker.query(check_query(query_request(args, self.profile)))
         structured = response.to_json() if args.explain else pointer_projection(response)
-        return text_result(query_text(response), structured, error=response.outcome == Outcome.failed)
+        return text_result(query_text(response), structured, error=is_error(severity(response.outcome, response.coverage)))
 
     async def expand(self, args: ExpandArguments) -> types.CallToolResult:
         from broker.render.tool import expand_failure_text, expand_text
@@ -408,12 +409,12 @@ class Tools:
             RefreshRequest(profile=self.profile, source_id=args.source_id, full=args.full)
         )
         return text_result(
-            refresh_text(response), response.to_json(), error=response.outcome == RefreshOutcome.failed
+            refresh_text(response), response.to_json(), error=is_error(severity(response.outcome))
         )
 
     async def report_stale(self, args: ReportStaleArguments) -> types.CallToolResult:
         from broker.claims import ClaimRefused
-        from broker.claims.report import Report, report_stale
+        from broker.claims.stale_report import Report, report_stale
 
         report = Report(args.successor_locator, args.successor_quote, args.superseded_locator,
                         args.superseded_quote, args.reporter)
@@ -429,11 +430,15 @@ class Tools:
         return text_result(message, {"status": "queued", "claim_id": claim.claim_id, "message": message})
 
     async def sources(self) -> types.CallToolResult:
-        from broker.contracts import ListingStatus
         from broker.render.tool import sources_text
 
         listing = await self.broker.sources(self.profile)
-        return text_result(sources_text(listing), listing.to_json(), error=listing.status == ListingStatus.failed)
+        return text_result(sources_text(listing), listing.to_json(), error=is_error(severity(listing.status)))
+
+
+def is_error(rung: Severity) -> bool:
+    """MCP's one translation of the ladder: only a failed answer is an ``isError`` result."""
+    return rung is Severity.failed
 
 
 def build_server(config: Config, profile: str) -> Server[Tools]:

@@ -1,6 +1,6 @@
 """Reading a command line's flags before argparse is imported, as argparse would read them.
 
-The thin client (:mod:`broker.warm.daemon.client`) and the launch plan
+The thin client (:mod:`broker.warm.daemon.thin_client`) and the launch plan
 (:mod:`broker.warm.launch_plan`) decide from the raw arguments, before the
 command's parser exists, whether a flag that changes their course is given. argparse
 takes a long flag by any unambiguous prefix (``--no-d`` for ``--no-daemon``) and

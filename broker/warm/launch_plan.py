@@ -33,14 +33,14 @@ import stat
 
 from broker.environment import SERVER_ENV
 from broker.warm.argv_flags import before_operands, names
-from broker.warm.daemon.place import UnusablePlace, place_for, sha256_hex
+from broker.warm.daemon.socket_location import UnusablePlace, place_for, sha256_hex
 
 TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from broker.config import Config
-    from broker.reach import Launch
+    from broker.static_eligibility import Launch
     from broker.warm.prestart import Prestarted
 
 FORMAT = "recall-launch-plan/3"

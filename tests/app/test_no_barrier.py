@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from broker.app import exit_code, open_broker
+from broker.app import open_broker
 from broker.contracts import Budget, Coverage, Outcome, QueryRequest
+from broker.severity import severity
 
 pytestmark = pytest.mark.anyio
 
@@ -28,7 +29,7 @@ async def test_a_slow_health_probe_does_not_spend_other_sources_timeouts(write_s
     assert outcomes == {"notes": "success", "tasks": "success"}
     assert response.outcome == Outcome.answered
     assert response.coverage == Coverage.complete
-    assert exit_code(response) == 0
+    assert severity(response.outcome, response.coverage).exit_code == 0
     assert {r.primary.locator for r in response.results} == {"notes:restore", "tasks:t1"}
 
 
@@ -45,5 +46,5 @@ async def test_a_source_whose_health_outlasts_its_timeout_fails_alone(write_sour
     assert reports["notes"].outcome == "success"
     assert reports["tasks"].outcome == "skipped"
     assert reports["tasks"].reason == "unhealthy"
-    assert exit_code(response) == 3
+    assert severity(response.outcome, response.coverage).exit_code == 3
     assert [r.primary.locator for r in response.results] == ["notes:restore"]

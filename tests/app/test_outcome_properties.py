@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker.admission import failure_report
-from broker.app import decide_coverage, decide_outcome, exit_code
+from broker.candidate_admission import failure_report
 from broker.contracts import (
     NON_DEGRADING_REASONS,
     Coverage,
@@ -18,6 +17,7 @@ from broker.contracts import (
     SourceReport,
     TimeoutBudget,
 )
+from broker.severity import decide_coverage, decide_outcome, severity
 from broker.supervise import AdapterFailure
 
 reports = st.lists(
@@ -64,7 +64,7 @@ def test_exit_code_puts_failed_over_degraded_over_abstained(rows, has_results):
         outcome=decide_outcome(has_results, rows),
         coverage=decide_coverage(rows),
     )
-    code = exit_code(response)
+    code = severity(response.outcome, response.coverage).exit_code
     if response.outcome == Outcome.failed:
         assert code == 4
     elif response.coverage == Coverage.degraded:

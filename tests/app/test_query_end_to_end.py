@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from broker.app import exit_code, open_broker
+from broker.app import open_broker
 from broker.contracts import Coverage, Outcome, QueryRequest
+from broker.severity import severity
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +25,7 @@ async def test_answered_when_a_source_matches(write_sources):
     response = await ask(config, "restore drill")
     assert response.outcome == Outcome.answered
     assert response.coverage == Coverage.complete
-    assert exit_code(response) == 0
+    assert severity(response.outcome, response.coverage).exit_code == 0
     locators = [r.primary.locator for r in response.results]
     assert set(locators) == {"notes:restore", "tasks:t1"}
     assert {r.outcome for r in response.source_outcomes} == {"success"}
@@ -35,7 +36,7 @@ async def test_abstains_when_every_source_answered_with_nothing(write_sources):
     response = await ask(config, "submarine ballast")
     assert response.outcome == Outcome.abstained
     assert response.coverage == Coverage.complete
-    assert exit_code(response) == 2
+    assert severity(response.outcome, response.coverage).exit_code == 2
 
 
 async def test_degraded_when_one_source_times_out(write_sources):
@@ -46,7 +47,7 @@ async def test_degraded_when_one_source_times_out(write_sources):
     response = await ask(config, "restore drill")
     assert response.outcome == Outcome.answered
     assert response.coverage == Coverage.degraded
-    assert exit_code(response) == 3
+    assert severity(response.outcome, response.coverage).exit_code == 3
     slow = next(r for r in response.source_outcomes if r.source_id == "slow")
     assert slow.outcome == "timeout"
     assert slow.timeout is not None and slow.timeout.budget == "source_timeout"
@@ -59,7 +60,7 @@ async def test_failed_when_every_source_fails(write_sources):
     )
     response = await ask(config, "restore drill")
     assert response.outcome == Outcome.failed
-    assert exit_code(response) == 4
+    assert severity(response.outcome, response.coverage).exit_code == 4
     assert {r.outcome for r in response.source_outcomes} == {"unavailable"}
 
 
@@ -162,6 +163,6 @@ async def test_hung_adapter_is_cut_at_its_source_timeout_and_killed(write_source
         elapsed = time.monotonic() - started
     frozen = next(r for r in response.source_outcomes if r.source_id == "frozen")
     assert frozen.outcome == "timeout"
-    assert response.outcome == Outcome.answered and exit_code(response) == 3
+    assert response.outcome == Outcome.answered and severity(response.outcome, response.coverage).exit_code == 3
     assert elapsed < 3.0
     assert live_children() <= before

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from broker.claims.model import Claim, RecordRef
+from broker.claims.claim import Claim, RecordRef
 from tests.claims.conftest import NEW, report
 from tests.claims.test_report_and_review import queued_id
 from tests.support.full_disk import PAGE, fill, full_disk, room_left_in_last_page

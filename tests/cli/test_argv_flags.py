@@ -6,7 +6,7 @@ import pytest
 
 from broker.warm import launch_plan
 from broker.warm.argv_flags import before_operands, names
-from broker.warm.daemon.client import wanted
+from broker.warm.daemon.thin_client import wanted
 
 # flags that take a query off the local, resident path in both readers
 SHARED = ("--server", "--auth-token-env", "--help", "-h")

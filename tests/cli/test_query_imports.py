@@ -8,7 +8,7 @@ import sys
 # What `recall query --json` imports in process, up to asking the sources.
 PROBE = """
 import sys
-import broker.surfaces.cli, broker.warm.daemon.client
+import broker.surfaces.cli, broker.warm.daemon.thin_client
 import broker.surfaces.commands.query, broker.app, broker.config, broker.render.pointer
 import broker.render.encode
 print(" ".join(sorted(sys.modules)))

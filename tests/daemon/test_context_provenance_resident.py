@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from broker.warm.daemon.client import exchange
+from broker.warm.daemon.thin_client import exchange
 
 PROMPT = "who draws the pager rota"
 JSON_STRING = r'"(?:[^"\\]|\\.)*"'

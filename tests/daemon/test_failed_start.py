@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broker.warm.daemon.place import configuration_key
+from broker.warm.daemon.socket_location import configuration_key
 
 from .conftest import broker_pids
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from broker.warm.daemon.client import ARGV_TYPE, VERSION_HEADER, request
+from broker.warm.daemon.thin_client import ARGV_TYPE, VERSION_HEADER, request
 
 from .conftest import RECALL, alive, broker_pids, wait_for_starts, wait_gone
 
@@ -44,8 +44,8 @@ def test_the_broker_starts_only_once_the_command_that_started_it_has_ended(resid
 # nothing may listen while this process lives.
 START_THEN_LINGER = """
 import os, sys, time
-from broker.warm.daemon.client import listening, start_after_exit
-from broker.warm.daemon.place import place_for
+from broker.warm.daemon.thin_client import listening, start_after_exit
+from broker.warm.daemon.socket_location import place_for
 place = place_for(os.environ, sys.argv[1])
 start_after_exit(place)
 time.sleep(1.0)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.warm.daemon.peer import peer_uid, same_user
-from broker.warm.daemon.place import UnusablePlace, private_folder
+from broker.warm.daemon.peer_credentials import peer_uid, same_user
+from broker.warm.daemon.socket_location import UnusablePlace, private_folder
 
 NOBODY = 65534
 # Another user cannot run this checkout's interpreter; the system one will do for a client.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from broker.warm.daemon.place import configuration_key, place_for
+from broker.warm.daemon.socket_location import configuration_key, place_for
 
 BASE = {"HOME": "/home/ada", "PATH": "/usr/bin:/bin"}
 

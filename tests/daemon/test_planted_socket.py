@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.warm.daemon.place import configuration_key
+from broker.warm.daemon.socket_location import configuration_key
 
 from .conftest import broker_pids
 from .test_same_output import masked

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.warm.daemon.place import configuration_key
+from broker.warm.daemon.socket_location import configuration_key
 
 from .conftest import broker_pids
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from broker.warm.daemon.client import exchange
+from broker.warm.daemon.thin_client import exchange
 
 from .test_same_output import differences, masked
 

@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from broker.warm.daemon.client import wanted
-from broker.warm.daemon.place import sha256_hex
+from broker.warm.daemon.socket_location import sha256_hex
+from broker.warm.daemon.thin_client import wanted
 
 PROBE = """
 import sys
 at_start = set(sys.modules)  # what the interpreter's site hooks loaded
-import broker.surfaces.cli, broker.warm.daemon.client
+import broker.surfaces.cli, broker.warm.daemon.thin_client
 loaded = {name.split(".")[0] for name in set(sys.modules) - at_start}
 print(" ".join(sorted(loaded - set(sys.stdlib_module_names) - {"broker"})))
 """
@@ -22,7 +22,7 @@ print(" ".join(sorted(loaded - set(sys.stdlib_module_names) - {"broker"})))
 # Modules that cost a command milliseconds to import and that the thin path can do without.
 HEAVY = """
 import sys
-import broker.surfaces.cli, broker.warm.daemon.client
+import broker.surfaces.cli, broker.warm.daemon.thin_client
 print(" ".join(sorted({"socket", "hashlib", "asyncio", "argparse", "typing"} & set(sys.modules))))
 """
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from broker.doctor import CheckName, CheckStatus, DiagnosisStatus
-from broker.doctor.model import LIVE_CHECKS
+from broker.doctor.diagnosis import LIVE_CHECKS
 
 from .conftest import Home, profile, records, source
 

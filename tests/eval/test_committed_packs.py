@@ -17,8 +17,8 @@ from broker.evaluation.abstain_pool import leaked_words, pool_cases
 from broker.evaluation.artifacts import read_run
 from broker.evaluation.compare import compare_runs
 from broker.evaluation.execute import EvalRun, run_pack
+from broker.evaluation.human_text import comparison_text
 from broker.evaluation.pack import load_pack
-from broker.evaluation.report import comparison_text
 
 EVAL = Path(__file__).resolve().parents[2] / "eval"
 # packs of judged questions over a corpus, each with a must-abstain pool kept outside it

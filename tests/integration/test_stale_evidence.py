@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from broker.app import exit_code, open_broker
+from broker.app import open_broker
 from broker.contracts import QueryRequest
+from broker.severity import severity
 from tests.integration.conftest import write_note
 
 pytestmark = pytest.mark.anyio
@@ -83,7 +84,7 @@ async def test_asking_before_the_supersession_shows_the_old_decision_as_current(
 async def test_expired_note_is_withheld_now_and_current_before_it_expired(decisions):
     now = await ask(decisions, "maintenance window")
     assert now.outcome == "abstained"
-    assert exit_code(now) == 2
+    assert severity(now.outcome, now.coverage).exit_code == 2
     assert [s.reason for s in now.suppressed] == ["expired"]
     before = await ask(decisions, "maintenance window", as_of=datetime(2024, 6, 1, tzinfo=UTC))
     assert before.outcome == "answered"

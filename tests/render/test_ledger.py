@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from broker.render.human import degraded_entries
-from broker.shaping import summarize_sources
+from broker.response_budget import summarize_sources
 
 from . import fixtures
 

@@ -4,7 +4,7 @@ from broker.contracts import OmittedPart, Outcome, SuppressionReason, Surface
 from broker.render.cost import StructuredCost, cost_for
 from broker.render.human import degraded_entries, render_query
 from broker.render.tokens import estimate_tokens
-from broker.shaping import compress, shape
+from broker.response_budget import compress, shape
 
 from . import fixtures
 

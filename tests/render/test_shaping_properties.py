@@ -13,7 +13,7 @@ from broker.render.encode import structured_document
 from broker.render.human import degraded_entries, render_query
 from broker.render.pointer import pointer_document
 from broker.render.tokens import estimate_tokens
-from broker.shaping import compress, shape
+from broker.response_budget import compress, shape
 
 from .strategies import responses
 

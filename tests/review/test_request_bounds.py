@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 from broker.app import open_broker
 from broker.config import load_config
 from broker.contracts import MAX_LATENCY_MS, MAX_LIMIT
-from broker.surfaces.http import create_app
+from broker.surfaces.http.asgi_app import create_app
 from broker.surfaces.mcp import Tools
 
 RESTORE = {"id": "restore", "title": "Restore drill runbook", "body": "Restore the newest snapshot."}

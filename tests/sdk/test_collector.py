@@ -103,7 +103,7 @@ def collector_of(*arguments: str) -> str:
     probe = (
         "import gc\n"
         "import broker.surfaces.cli as cli\n"
-        "import broker.warm.daemon.client as client\n"
+        "import broker.warm.daemon.thin_client as client\n"
         "def dispatch(argv, io, **_):\n"
         "    print(gc.isenabled(), gc.get_threshold()[0])\n"
         "    return 0\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from broker.surfaces.http import MAX_IN_FLIGHT
+from broker.surfaces.http.guard import MAX_IN_FLIGHT
 
 from .conftest import RECALL, Machine
 

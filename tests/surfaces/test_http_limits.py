@@ -17,7 +17,7 @@ import pytest
 import uvicorn
 
 from broker.config import config_from_text
-from broker.surfaces.http import create_app
+from broker.surfaces.http.asgi_app import create_app
 
 from .conftest import FIXTURE_ADAPTER, RESTORE
 

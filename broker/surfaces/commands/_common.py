@@ -55,7 +55,7 @@ def with_broker(
     """Run ``work(broker)`` against the local configuration, a ``--server``, or the resident broker.
 
     Given the ``request`` ``work`` will ask, a local broker's adapters for it are
-    launched before the broker is imported (``broker.reach.start_contacted``)."""
+    launched before the broker is imported (``broker.static_eligibility.start_contacted``)."""
     resident = getattr(args, "resident", None)
     if resident is not None:
         return resident(work)  # type: ignore[no-any-return]
@@ -67,7 +67,7 @@ def with_broker(
     if server:
         import anyio
 
-        from broker.surfaces.client import RemoteBroker
+        from broker.surfaces.remote_broker import RemoteBroker
 
         token = os.environ.get(token_env) if token_env else None
         if token_env and not token:
@@ -90,7 +90,7 @@ def with_broker(
     prestarted = getattr(args, "prestarted", None) or Prestarted()
     try:
         if request is not None:
-            from broker.reach import start_contacted
+            from broker.static_eligibility import start_contacted
 
             launched = start_contacted(config, request, prestarted)
             plan = getattr(args, "launch_plan", None)

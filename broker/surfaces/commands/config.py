@@ -27,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.config import load_config
-    from broker.config.explain import explain, render_explanation
+    from broker.config.value_origins import explain, render_explanation
 
     data = explain(load_config(), args.profile)
     if args.json:

@@ -12,7 +12,7 @@ from broker.surfaces.commands._common import add_json, print_json
 from broker.surfaces.streams import Streams
 
 if TYPE_CHECKING:
-    from broker.warm.daemon.place import Place
+    from broker.warm.daemon.socket_location import Place
 
 HELP = "list, show, start or stop the resident brokers commands start on demand"
 DESCRIPTION = f"""List, show, start or stop the resident brokers commands start on demand.
@@ -66,7 +66,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.errors import UsageError
-    from broker.warm.daemon.place import UnusablePlace, place_for
+    from broker.warm.daemon.socket_location import UnusablePlace, place_for
 
     if args.all and args.action != "stop":
         raise UsageError("--all goes with stop")
@@ -81,12 +81,12 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             return start(place, args.json, io)
         if args.action == "run":
             from broker.surfaces.cli import dispatch
-            from broker.surfaces.http import create_app
+            from broker.surfaces.http.asgi_app import create_app
             from broker.warm.daemon.server import idle_limit, serve
 
             return serve(socket_path, idle_limit(args.idle_seconds), dispatch, create_app)
         if args.action == "stop":
-            from broker.warm.daemon.client import wait_for_start
+            from broker.warm.daemon.thin_client import wait_for_start
 
             wait_for_start(place)  # a broker a command just started in the background is stopped too
             return stop(socket_path, args.json, io)
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
 
 
 def status(socket_path: str, as_json: bool, io: Streams) -> int:
-    from broker.warm.daemon.client import NotListening, exchange
+    from broker.warm.daemon.thin_client import NotListening, exchange
 
     try:
         _, state = exchange(socket_path, "GET", "/v1/daemon")
@@ -123,7 +123,7 @@ def start(place: Place, as_json: bool, io: Streams) -> int:
     """Start the broker (a start that failed lately is tried again: it was asked for)."""
     from contextlib import suppress
 
-    from broker.warm.daemon.client import start as start_broker
+    from broker.warm.daemon.thin_client import start as start_broker
 
     with suppress(FileNotFoundError):
         os.unlink(place.failed)
@@ -136,7 +136,7 @@ def start(place: Place, as_json: bool, io: Streams) -> int:
 
 def last_words(log_path: str) -> str:
     """The last line a broker that could not start wrote: why, as its command said it."""
-    from broker.warm.daemon.place import read_own_file
+    from broker.warm.daemon.socket_location import read_own_file
 
     try:
         tail = read_own_file(log_path, LOG_TAIL_BYTES).decode("utf-8", "replace")
@@ -151,7 +151,7 @@ def last_words(log_path: str) -> str:
 def wait_until_warm(socket_path: str) -> None:
     """Until the broker has started its adapters (an adapter that cannot start is the
     first command's to report), or ``WARM_WAIT_SECONDS`` have passed."""
-    from broker.warm.daemon.client import NotListening, exchange
+    from broker.warm.daemon.thin_client import NotListening, exchange
 
     deadline = time.monotonic() + WARM_WAIT_SECONDS
     while time.monotonic() < deadline:
@@ -165,7 +165,7 @@ def wait_until_warm(socket_path: str) -> None:
 
 
 def stop(socket_path: str, as_json: bool, io: Streams) -> int:
-    from broker.warm.daemon.client import NotListening, exchange
+    from broker.warm.daemon.thin_client import NotListening, exchange
 
     try:
         _, state = exchange(socket_path, "POST", "/v1/daemon/stop")

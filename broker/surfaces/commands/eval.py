@@ -89,8 +89,8 @@ def _validate(args: argparse.Namespace, io: Streams) -> int:
 def _run(args: argparse.Namespace, io: Streams) -> int:
     from broker.evaluation.artifacts import write_run
     from broker.evaluation.execute import run_pack
+    from broker.evaluation.human_text import summary_markdown
     from broker.evaluation.pack import load_pack
-    from broker.evaluation.report import summary_markdown
 
     pack = load_pack(Path(args.pack))
     result = run_pack(pack, args.split)
@@ -114,7 +114,7 @@ def _compare(args: argparse.Namespace, io: Streams) -> int:
     from broker.errors import UsageError
     from broker.evaluation.artifacts import read_run
     from broker.evaluation.compare import compare_runs
-    from broker.evaluation.report import comparison_text
+    from broker.evaluation.human_text import comparison_text
 
     if len(args.runs) != 2:
         raise UsageError("eval compare takes two runs: BASELINE RUN (directories or run.json files)")

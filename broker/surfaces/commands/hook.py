@@ -87,7 +87,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
 
 def _hook(args: argparse.Namespace, io: Streams) -> int:
     """Never fails the prompt: every problem is one stderr line and exit 0."""
-    from broker.surfaces.hook import warn
+    from broker.surfaces.agent_host_hook import warn
 
     try:
         return _answer(args, io)
@@ -107,8 +107,7 @@ def _answer(args: argparse.Namespace, io: Streams) -> int:
     from broker.errors import UsageError
     from broker.instants import parse_time
     from broker.prereply import Turn, TurnSettings
-    from broker.surfaces.commands._common import print_json, with_broker
-    from broker.surfaces.hook import (
+    from broker.surfaces.agent_host_hook import (
         MAX_INPUT_BYTES,
         claude_code_output,
         read_claude_code,
@@ -116,6 +115,7 @@ def _answer(args: argparse.Namespace, io: Streams) -> int:
         run_turn,
         warn,
     )
+    from broker.surfaces.commands._common import print_json, with_broker
 
     if args.budget_ms <= 0 or args.budget_tokens <= 0 or args.limit <= 0:
         raise UsageError("--budget-ms, --budget-tokens and --limit must be positive")
@@ -166,7 +166,7 @@ def _edit_settings(args: argparse.Namespace, io: Streams) -> int:
     from pathlib import Path
 
     from broker.errors import UsageError
-    from broker.surfaces.hook_settings import (
+    from broker.surfaces.claude_hook_settings import (
         apply,
         hook_entry,
         plan_install,

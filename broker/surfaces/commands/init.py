@@ -12,7 +12,7 @@ from broker.surfaces.streams import Streams
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from broker.config.init import SourceChange, StarterSource
+    from broker.config.starter_sources import SourceChange, StarterSource
 
 HELP = "write a starter user configuration, or add a source to it"
 DESCRIPTION = """Write $XDG_CONFIG_HOME/recall/config.toml with a notes source, a tasks source, or both,

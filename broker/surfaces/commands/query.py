@@ -136,7 +136,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     request = build_request(args)
     response = with_broker(args, lambda broker: broker.query(request), request)
 
-    from broker.app import exit_code
+    from broker.severity import severity
 
     if args.json:
         from broker.render.pointer import pointer_projection
@@ -147,4 +147,4 @@ def run(args: argparse.Namespace, io: Streams) -> int:
 
         text = render_query(response, explain=args.explain)
         io.stdout.write(text if text.endswith("\n") else text + "\n")
-    return exit_code(response)
+    return severity(response.outcome, response.coverage).exit_code

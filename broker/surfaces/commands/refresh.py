@@ -39,10 +39,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, io: Streams) -> int:
-    from broker.contracts import RefreshOutcome, RefreshRequest
+    from broker.contracts import RefreshRequest
     from broker.errors import UsageError
     from broker.render.human import render_refresh
     from broker.requests import InvalidRequest, check_refresh
+    from broker.severity import severity
 
     try:
         request = check_refresh(RefreshRequest(profile=args.profile, source_id=args.source, full=args.full))
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     else:
         text = render_refresh(response, explain=args.explain)
         io.stdout.write(text if text.endswith("\n") else text + "\n")
-    return {RefreshOutcome.refreshed: 0, RefreshOutcome.degraded: 3}.get(response.outcome, 4)
+    return severity(response.outcome).exit_code
 
 
 class _Progress:

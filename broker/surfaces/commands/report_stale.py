@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     import anyio
 
     from broker.app import open_broker
-    from broker.claims.report import Report, report_stale
+    from broker.claims.stale_report import Report, report_stale
     from broker.config import load_config
 
     config = load_config()

@@ -123,7 +123,7 @@ def serve(args: argparse.Namespace, io: Streams, on_listening: Callable[[str], N
     from broker.config import load_config
     from broker.errors import UsageError
     from broker.project_settings import vet_project_settings
-    from broker.surfaces.http import create_app
+    from broker.surfaces.http.asgi_app import create_app
 
     mark_long_lived()  # its adapters watch their sources at once
 

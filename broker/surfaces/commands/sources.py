@@ -34,7 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, io: Streams) -> int:
     from broker.contracts import SourcesResponse
     from broker.render.human import render_sources
-    from broker.status import exit_code
+    from broker.severity import severity
 
     listing: SourcesResponse = with_broker(args, lambda broker: broker.sources(args.profile))
     if args.json:
@@ -42,4 +42,4 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     else:
         text = render_sources(listing)
         io.stdout.write(text if text.endswith("\n") else text + "\n")
-    return exit_code(listing.status)
+    return severity(listing.status).exit_code

@@ -1,11 +1,12 @@
-"""Which requests the page may make past the API's guard, and the headers every page answer carries.
+"""Which requests the page may make past the API's guard.
 
 The ``/v1`` API refuses any request with an ``Origin`` header. The page is the
 one browser client: its own paths accept an ``Origin`` naming this very server
 (the refresh ``POST`` carries one) and nothing else. Its static assets hold no
 retrieved data, so they load without the bearer token; every other page path
 needs the token like the API does, and without it gets the prompt that asks
-for it (:func:`token_prompt`).
+for it (:func:`token_prompt`). The headers every page answer carries are
+:mod:`broker.surfaces.page.security_headers`.
 
 This module is imported by the guard on every request: it stays free of the
 template engine, which loads only when a page is rendered.
@@ -18,27 +19,6 @@ from starlette.responses import Response
 
 API_PREFIX = "/v1/"
 ASSET_PREFIX = "/static/"
-
-CONTENT_SECURITY_POLICY = "; ".join(
-    (
-        "default-src 'none'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self'",
-        "connect-src 'self'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-        "base-uri 'none'",
-    )
-)
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
-
 
 def owns(path: str) -> bool:
     """A path the page serves: everything outside the ``/v1`` API."""
@@ -63,7 +43,7 @@ def browser_allowed(request: Request) -> bool:
 
 def token_prompt() -> Response:
     """401 for a page path without the token: a page that asks for it and keeps it for the tab."""
-    from broker.surfaces.page.render import render
+    from broker.surfaces.page.templating import render
 
     headers = {"WWW-Authenticate": 'Bearer realm="recall"'}
     return render("token.html", {"title": "Access token", "section": ""}, status=401, headers=headers)

@@ -30,9 +30,10 @@ from broker.contracts import (
     Surface,
 )
 from broker.errors import ExpandError, UsageError
-from broker.surfaces.http import Api, Problem, read_object
-from broker.surfaces.page.access import SECURITY_HEADERS
-from broker.surfaces.page.render import render
+from broker.surfaces.http.api_routes import Api, read_object
+from broker.surfaces.http.responses import Problem
+from broker.surfaces.page.security_headers import SECURITY_HEADERS
+from broker.surfaces.page.templating import render
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {

@@ -11,8 +11,6 @@ from typing import Any
 
 from broker.config import Config
 from broker.contracts import (
-    Coverage,
-    Outcome,
     QueryResponse,
     Result,
     SearchOutcome,
@@ -20,6 +18,7 @@ from broker.contracts import (
     SourcesResponse,
     SourceState,
 )
+from broker.severity import Severity, severity
 from broker.surfaces.sidecar.protocol import (
     ANY,
     MAX_CHOICE_ID,
@@ -61,11 +60,8 @@ def record_types(config: Config) -> list[str]:
 
 
 def page_outcome(response: QueryResponse) -> str:
-    if response.outcome == Outcome.failed:
-        return "failed"
-    if response.coverage == Coverage.degraded:
-        return "degraded"
-    return str(response.outcome)
+    """A page's outcome is the answer's rung on the ladder: answered, abstained, degraded or failed."""
+    return severity(response.outcome, response.coverage).name
 
 
 def result_page(response: QueryResponse, sort: Any) -> dict[str, Any]:
@@ -129,7 +125,7 @@ def result_notices(response: QueryResponse) -> list[dict[str, str]]:
 
     notices: list[dict[str, str]] = []
     degraded = degraded_entries(response)
-    if response.outcome == Outcome.failed:
+    if severity(response.outcome) is Severity.failed:
         notices.append({"tone": "danger", "text": "every source recall asked failed: " + ", ".join(degraded)
                         if degraded else "every source recall asked failed, so an empty list would claim nothing"})
     elif degraded:

@@ -23,11 +23,9 @@ from broker.contracts import (
     Budget,
     DetailLevel,
     ExpandRequest,
-    ListingStatus,
     Mode,
     QueryRequest,
     QueryResponse,
-    RefreshOutcome,
     RefreshRequest,
     Scope,
     SourcesResponse,
@@ -36,6 +34,7 @@ from broker.contracts import (
 from broker.errors import ConfigError, ExpandError, RecallError
 from broker.instants import parse_instant
 from broker.requests import InvalidRequest, check_query
+from broker.severity import Severity, severity
 from broker.surfaces.sidecar.pages import (
     choices,
     freshness,
@@ -71,6 +70,8 @@ from broker.surfaces.sidecar.protocol import (
 )
 
 T = TypeVar("T")
+# The sources page warns of a listing short of ok, in the tone of its rung.
+NOTICE_TONE = {Severity.degraded: "warning", Severity.failed: "danger"}
 
 
 def answer(
@@ -374,8 +375,8 @@ class Plugin:
             for row in listing.sources
         ]
         page: dict[str, Any] = {"outcome": "answered", "items": items, "total": len(items)}
-        if listing.status != ListingStatus.ok:
-            tone = "danger" if listing.status == ListingStatus.failed else "warning"
+        tone = NOTICE_TONE.get(severity(listing.status))
+        if tone is not None:
             page["notices"] = [{"tone": tone, "text": line(
                 f"sources {listing.status}: {shortfall_text(listing, len(items))}", 200)}]
         return {"page": page}
@@ -412,7 +413,7 @@ class Plugin:
             message = f"{source_id}: {row.status}" + (f" ({row.reason})" if row.reason else "")
             if row.health is not None:
                 message += f", health {row.health.status}"
-        if response.outcome == RefreshOutcome.failed:
+        if severity(response.outcome) is Severity.failed:
             return {"outcome": {"status": "failed", "message": line(message, 200)}}
         return {"outcome": {"status": "done", "message": line(message, 200), "refresh": [SOURCES],
                             "open": {"collection": SOURCES, "id": source_id}}}

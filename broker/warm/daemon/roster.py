@@ -84,8 +84,8 @@ def broker_socket(argv: list[str]) -> str | None:
 
 
 def ask(socket_path: str) -> dict[str, Any] | None:
-    from broker.warm.daemon.client import NotListening, exchange
-    from broker.warm.daemon.place import UnusablePlace
+    from broker.warm.daemon.socket_location import UnusablePlace
+    from broker.warm.daemon.thin_client import NotListening, exchange
 
     if not socket_path:
         return None
@@ -100,8 +100,8 @@ def stop_all(brokers: list[Broker], wait_seconds: float) -> list[int]:
     """Ask each broker to leave (one that does not answer is sent ``SIGTERM``), then wait
     for all of them; the pids still running after ``wait_seconds`` are sent ``SIGTERM`` and
     returned."""
-    from broker.warm.daemon.client import NotListening, exchange
-    from broker.warm.daemon.place import UnusablePlace
+    from broker.warm.daemon.socket_location import UnusablePlace
+    from broker.warm.daemon.thin_client import NotListening, exchange
 
     for broker in brokers:
         try:

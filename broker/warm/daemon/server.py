@@ -48,11 +48,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from broker import __version__
 from broker.api import OnTheBroker
 from broker.config import Config
-from broker.environment import DAEMON_IDLE_ENV as IDLE_ENV
+from broker.environment import DAEMON_IDLE_ENV
 from broker.errors import RecallError
-from broker.surfaces.responses import json_response, media_type, problem
+from broker.surfaces.http.responses import json_response, media_type, problem
 from broker.surfaces.streams import Streams
-from broker.warm.daemon.client import (
+from broker.warm.daemon.fingerprint import Fingerprint, version_change
+from broker.warm.daemon.lifeline import CHECK_SECONDS, Lifeline
+from broker.warm.daemon.peer_credentials import same_user
+from broker.warm.daemon.thin_client import (
     ARGV_TYPE,
     EXIT_HEADER,
     STALE_CODE,
@@ -60,9 +63,6 @@ from broker.warm.daemon.client import (
     STDOUT_HEADER,
     VERSION_HEADER,
 )
-from broker.warm.daemon.fingerprint import Fingerprint, version_change
-from broker.warm.daemon.lifeline import CHECK_SECONDS, Lifeline
-from broker.warm.daemon.peer import same_user
 
 DEFAULT_IDLE_SECONDS = 900.0
 SHUTDOWN_GRACE = 5
@@ -319,13 +319,13 @@ def idle_limit(given: float | None) -> float:
 
     if given is not None:
         return given
-    text = os.environ.get(IDLE_ENV, "").strip()
+    text = os.environ.get(DAEMON_IDLE_ENV, "").strip()
     if not text:
         return DEFAULT_IDLE_SECONDS
     try:
         return float(text)
     except ValueError:
-        raise UsageError(f"{IDLE_ENV}={text!r}: expected a number of seconds") from None
+        raise UsageError(f"{DAEMON_IDLE_ENV}={text!r}: expected a number of seconds") from None
 
 
 def serve(socket_path: str, idle_seconds: float, dispatch: Dispatch, create_app: AppFactory) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker.doctor.model import Check, CheckName, CheckStatus, Diagnosis, Problem
+from broker.doctor.diagnosis import Check, CheckName, CheckStatus, Diagnosis, Problem
 from broker.render.text import Fields, Lines
 
 NAME_WIDTH = 14

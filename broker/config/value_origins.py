@@ -7,7 +7,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from broker.config.model import AdapterRegistration, Config, Origin, Profile, SourceConfig
+from broker.config.resolved import AdapterRegistration, Config, Origin, Profile, SourceConfig
 from broker.config.trust import project_root
 
 PROJECT_RULE = (

@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.responses import Response
 
 from broker.contracts import Candidate, QueryResponse, Result, SourceReport
-from broker.render.explain import explanation_block
+from broker.render.explanation_block import explanation_block
 from broker.render.human import pasteable_lineage, source_ids_by_uid
 from broker.render.ledger import degraded_entries
 from broker.render.pointer import superseded_by
@@ -31,7 +31,8 @@ from broker.render.text import (
     stamp,
     stamp_text,
 )
-from broker.surfaces.page.access import SECURITY_HEADERS
+from broker.severity import Severity, severity
+from broker.surfaces.page.security_headers import SECURITY_HEADERS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -94,6 +95,14 @@ def withheld_locator(response: QueryResponse, lineage_root: str | None) -> str:
     return pasteable_lineage(lineage_root, source_ids_by_uid(response)) or ""
 
 
+# The page's translation of the ladder: an answer on these rungs is announced as an alert.
+ALERTING = frozenset({Severity.degraded, Severity.failed})
+
+
+def rung_of(response: QueryResponse) -> Severity:
+    return severity(response.outcome, response.coverage)
+
+
 @cache
 def environment() -> Environment:
     env = Environment(
@@ -118,6 +127,9 @@ def environment() -> Environment:
         item_text=item_text,
         joined=joined,
         num=num,
+        rung_of=rung_of,
+        alerting=ALERTING,
+        Severity=Severity,
     )
     return env
 

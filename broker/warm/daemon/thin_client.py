@@ -35,11 +35,10 @@ import os
 import sys
 
 from broker import __version__
-from broker.environment import DAEMON_ENV as SWITCH_ENV
-from broker.environment import SERVER_ENV
+from broker.environment import DAEMON_ENV, SERVER_ENV
 from broker.warm.argv_flags import before_operands, names
-from broker.warm.daemon.peer import peer_uid
-from broker.warm.daemon.place import (
+from broker.warm.daemon.peer_credentials import peer_uid
+from broker.warm.daemon.socket_location import (
     Place,
     UntrustedPlace,
     UnusablePlace,
@@ -61,7 +60,7 @@ RESIDENT_COMMANDS = frozenset({"query", "expand", "sources", "refresh", "hook", 
 # host's settings files).
 READS_STDIN = frozenset({"hook", "sidecar-plugin"})
 HOOK_ACTIONS = frozenset({"claude-code", "pre-reply"})
-# what either reads at most (broker.surfaces.hook.MAX_INPUT_BYTES, sidecar.MAX_REQUEST_BYTES)
+# what either reads at most (broker.surfaces.agent_host_hook.MAX_INPUT_BYTES, sidecar.MAX_REQUEST_BYTES)
 STDIN_LIMIT = 1 << 20
 SWITCHED_OFF = frozenset({"0", "false", "no", "off"})
 # Flags that choose another path (or print help)
@@ -124,7 +123,7 @@ def forward(argv: list[str]) -> tuple[int | None, bytes | None]:
 def wanted(argv: list[str], environ: Mapping[str, str], *, stderr_is_terminal: bool) -> bool:
     if not argv or argv[0] not in RESIDENT_COMMANDS:
         return False
-    if environ.get(SWITCH_ENV, "").strip().lower() in SWITCHED_OFF or environ.get(SERVER_ENV):
+    if environ.get(DAEMON_ENV, "").strip().lower() in SWITCHED_OFF or environ.get(SERVER_ENV):
         return False
     if argv[0] == "refresh" and stderr_is_terminal:
         return False  # the progress display belongs to this terminal

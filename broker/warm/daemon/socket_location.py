@@ -210,7 +210,7 @@ def configuration_key(environ: Mapping[str, str], cwd: str) -> str:
         # every variable an adapter of this configuration may see (broker.adapter_environment)
         ("environment", key_environment(environ, configuration_texts(config_home, project))),
     )
-    # repr of strings in tuples names each value unambiguously (no json: see client.py)
+    # repr of strings in tuples names each value unambiguously (no json: see thin_client.py)
     return sha256_hex(repr(identity).encode("utf-8", "surrogateescape"))[:KEY_LENGTH]
 
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from broker.api import BrokerAPI
-from broker.claims.model import Claim, ClaimRefused, RecordRef, claim_key
+from broker.claims.claim import Claim, ClaimRefused, RecordRef, claim_key
 from broker.claims.store import ClaimStore
 from broker.config import Config, SourceConfig
 from broker.contracts import DetailLevel, ExpandRequest

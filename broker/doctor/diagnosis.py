@@ -51,9 +51,8 @@ LIVE_CHECKS = (
     CheckName.abstention,
 )
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_DEGRADED = 3
+# recall doctor's exit codes: a failed check is a configuration to fix (1), not a failed search.
+EXIT_CODES = {DiagnosisStatus.ok: 0, DiagnosisStatus.degraded: 3, DiagnosisStatus.failed: 1}
 
 
 @dataclass(frozen=True)
@@ -130,11 +129,7 @@ class Diagnosis:
 
     @property
     def exit_code(self) -> int:
-        if self.failed_checks:
-            return EXIT_FAILED
-        if self.degraded_checks:
-            return EXIT_DEGRADED
-        return EXIT_OK
+        return EXIT_CODES[self.status]
 
     def check(self, name: CheckName) -> Check:
         return next(c for c in self.checks if c.name == name)

@@ -1,4 +1,4 @@
-"""The JSON responses every HTTP route of the broker answers with, and the media type it reads."""
+"""The JSON responses every HTTP route of the broker answers with, its typed refusals, and the media type it reads."""
 
 from __future__ import annotations
 
@@ -21,3 +21,14 @@ def problem(status: int, code: str, message: str, headers: dict[str, str] | None
 def media_type(request: Request) -> str:
     """The request body's media type, without parameters, lowercased."""
     return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+class Problem(Exception):
+    """A request refused with a typed error body."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+    def response(self) -> Response:
+        return problem(self.status, self.code, self.message)
