@@ -73,9 +73,10 @@ from adapters.notes.ranker import wanted as ranker_wanted
 from adapters.notes.reading import OutsideRoot, read_inside
 from adapters.notes.report import SyncReport
 from adapters.notes.scan import one_line
-from adapters.notes.search import QUERY_ANALYZER, SearchContext, resolve_supersedes, run_search
+from adapters.notes.search import QUERY_ANALYZER, SearchContext, run_search
 from adapters.notes.settings import SETTINGS_SCHEMA, NotesSettings, parse_settings
 from adapters.notes.store import TITLE_WEIGHT, Store, is_corruption, row_counts
+from adapters.notes.supersession import resolve_supersedes
 from adapters.notes.watch import Watcher
 
 if TYPE_CHECKING:
