@@ -55,8 +55,9 @@ from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weight
 from adapters.notes.excerpts import matched_window
 from adapters.notes.proximity import passage_share, rescore_by_passages
 from adapters.notes.ranker import RankerUnreadable
-from adapters.notes.store import Store, row_counts
+from adapters.notes.store import Store
 from adapters.notes.supersession import attach_superseded_by, attach_supersedes, successions
+from adapters.notes.term_counts import document_frequencies
 
 if TYPE_CHECKING:
     from adapters.notes.ranker import Ranker
@@ -71,9 +72,6 @@ REVISION_PREFIX = "sha256:"
 MAX_ADMISSION_TERMS = 10
 NAME_MATCH_BOOST = 2.0
 MAX_IDENTIFIER_TOKENS = 8
-# (generation, stemmed term) → chunks holding it; (generation, "") → all chunks
-_FREQUENCIES: dict[tuple[str, str], int] = {}
-_FREQUENCIES_KEPT = 1 << 14
 _WORD_TRIM = "\"'()[]{}<>,;!?`"
 _CHUNK_COLUMNS = """c.id, c.note_id, c.ordinal, c.start_line, c.end_line, c.heading,
     c.heading_path, c.preview, n.path, n.project, n.mtime_ns, n.sha256, n.title AS doc_title,
@@ -128,7 +126,7 @@ def run_search(
     query = analyze_query(params.query)
     keyed = term_keys(query.content_terms, stemmed)  # stem → the question's first spelling of it
     terms = set(keyed)
-    frequencies, documents = _document_frequencies(
+    frequencies, documents = document_frequencies(
         conn, {term: index_term(spelling) for term, spelling in keyed.items()},
         context.generation if context.complete else None, context.term_counts,
     )
@@ -253,49 +251,6 @@ def _required_terms(query: AnalyzedQuery, distinct_terms: int) -> int:
     if query.normalized and 2 <= distinct_terms <= MAX_ADMISSION_TERMS:
         return 2
     return 1
-
-
-def _document_frequencies(
-    conn: sqlite3.Connection, index_terms: dict[str, str], generation: str | None, kept: Store | None
-) -> tuple[dict[str, int], int]:
-    """Each term (a key of ``index_terms``, valued by the term the index stores for it)
-    → how many chunks the index holds it in, and how many chunks there are: the IDF
-    weights' inputs (``adapter_sdk.relevance``). Remembered per ``generation`` (one
-    state of the index, given only while no index work is pending), in this process and
-    in ``kept``, since counting the chunks of a common term grows with the folder."""
-    terms = set(index_terms.values())
-    if not terms:
-        return {}, 0
-    frequencies, documents = _index_frequencies(conn, terms, generation, kept)
-    return {term: frequencies[stored] for term, stored in index_terms.items()}, documents
-
-
-def _index_frequencies(
-    conn: sqlite3.Connection, terms: set[str], generation: str | None, kept: Store | None
-) -> tuple[dict[str, int], int]:
-    if generation and all((generation, term) in _FREQUENCIES for term in terms | {""}):
-        return {term: _FREQUENCIES[generation, term] for term in terms}, _FREQUENCIES[generation, ""]
-    documents = row_counts(conn)[1]
-    found = kept.kept_term_counts(generation, sorted(terms)) if generation and kept else {}
-    counted = sorted(terms - found.keys())
-    if counted:
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms USING fts5vocab(main, chunk_text, row)"
-        )
-        marks = ",".join("?" * len(counted))
-        rows = conn.execute(f"SELECT term, doc FROM temp.chunk_terms WHERE term IN ({marks})", counted)
-        held = dict(rows.fetchall())
-        now = {term: int(held.get(term, 0)) for term in counted}
-        if generation and kept:
-            kept.keep_term_counts(generation, now)
-        found.update(now)
-    frequencies = {term: found[term] for term in terms}
-    if generation:
-        if len(_FREQUENCIES) > _FREQUENCIES_KEPT:
-            _FREQUENCIES.clear()
-        _FREQUENCIES.update({(generation, term): n for term, n in frequencies.items()})
-        _FREQUENCIES[generation, ""] = documents
-    return frequencies, documents
 
 
 def _names_the_question(hit: Hit, terms: set[str]) -> bool:
