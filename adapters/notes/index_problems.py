@@ -12,7 +12,7 @@ import sqlite3
 from typing import Any
 
 from adapter_sdk.folder.scan import one_line
-from adapters.notes.search import resolve_supersedes
+from adapters.notes.supersession import resolve_supersedes
 
 SAMPLE = 5
 

@@ -47,18 +47,18 @@ from typing import TYPE_CHECKING, Any
 
 from adapter_sdk import Candidate, ExcerptKind, MatchSignal, SearchParams, Sensitivity
 from adapter_sdk.folder.revision import REVISION_PREFIX
-from adapter_sdk.folder.selection import DEFAULT_EXTENSIONS as NOTE_EXTENSIONS
 from adapter_sdk.fts_admission import admission_tiers
 from adapter_sdk.lexical import AnalyzedQuery, analyze_query, term_keys, tokenize, tokenize_unmarked
 from adapter_sdk.lexical import matching_stem as stem_token
 from adapter_sdk.lexical import stemmed as index_term
 from adapter_sdk.markdown.chunking import split_lines, without_quotations
-from adapter_sdk.markdown.front_matter import normalize_reference
 from adapter_sdk.relevance import decisive_terms, relevance, term_weight, weighted_coverage
 from adapters.notes.excerpts import matched_window
 from adapters.notes.proximity import passage_share, rescore_by_passages
 from adapters.notes.ranker import RankerUnreadable
-from adapters.notes.store import Store, row_counts
+from adapters.notes.store import Store
+from adapters.notes.supersession import attach_superseded_by, attach_supersedes, successions
+from adapters.notes.term_counts import document_frequencies
 
 if TYPE_CHECKING:
     from adapters.notes.ranker import Ranker
@@ -71,11 +71,6 @@ DEFAULT_LIMIT = 20
 MAX_ADMISSION_TERMS = 10
 NAME_MATCH_BOOST = 2.0
 MAX_IDENTIFIER_TOKENS = 8
-# (generation, stemmed term) → chunks holding it; (generation, "") → all chunks
-_FREQUENCIES: dict[tuple[str, str], int] = {}
-_FREQUENCIES_KEPT = 1 << 14
-# generation → the notes that supersede others in that state of the index
-_SUCCESSIONS: dict[str, list[Succession]] = {}
 _WORD_TRIM = "\"'()[]{}<>,;!?`"
 _CHUNK_COLUMNS = """c.id, c.note_id, c.ordinal, c.start_line, c.end_line, c.heading,
     c.heading_path, c.preview, n.path, n.project, n.mtime_ns, n.sha256, n.title AS doc_title,
@@ -130,7 +125,7 @@ def run_search(
     query = analyze_query(params.query)
     keyed = term_keys(query.content_terms, stemmed)  # stem → the question's first spelling of it
     terms = set(keyed)
-    frequencies, documents = _document_frequencies(
+    frequencies, documents = document_frequencies(
         conn, {term: index_term(spelling) for term, spelling in keyed.items()},
         context.generation if context.complete else None, context.term_counts,
     )
@@ -238,9 +233,9 @@ def run_search(
         if not hit.measured:
             _measure(hit, terms)
     candidates, unverified = _candidates(ordered, weights, identifier_coverage, context)
-    supersedes_problems = _attach_supersedes(conn, candidates, context.source_id)
-    _attach_superseded_by(
-        _successions(conn, context.generation if context.complete else None),
+    supersedes_problems = attach_supersedes(conn, candidates, context.source_id)
+    attach_superseded_by(
+        successions(conn, context.generation if context.complete else None),
         candidates, context.source_id, params.as_of, as_of_on_mtime=context.snapshot is None,
     )
     if supersedes_problems:
@@ -255,49 +250,6 @@ def _required_terms(query: AnalyzedQuery, distinct_terms: int) -> int:
     if query.normalized and 2 <= distinct_terms <= MAX_ADMISSION_TERMS:
         return 2
     return 1
-
-
-def _document_frequencies(
-    conn: sqlite3.Connection, index_terms: dict[str, str], generation: str | None, kept: Store | None
-) -> tuple[dict[str, int], int]:
-    """Each term (a key of ``index_terms``, valued by the term the index stores for it)
-    → how many chunks the index holds it in, and how many chunks there are: the IDF
-    weights' inputs (``adapter_sdk.relevance``). Remembered per ``generation`` (one
-    state of the index, given only while no index work is pending), in this process and
-    in ``kept``, since counting the chunks of a common term grows with the folder."""
-    terms = set(index_terms.values())
-    if not terms:
-        return {}, 0
-    frequencies, documents = _index_frequencies(conn, terms, generation, kept)
-    return {term: frequencies[stored] for term, stored in index_terms.items()}, documents
-
-
-def _index_frequencies(
-    conn: sqlite3.Connection, terms: set[str], generation: str | None, kept: Store | None
-) -> tuple[dict[str, int], int]:
-    if generation and all((generation, term) in _FREQUENCIES for term in terms | {""}):
-        return {term: _FREQUENCIES[generation, term] for term in terms}, _FREQUENCIES[generation, ""]
-    documents = row_counts(conn)[1]
-    found = kept.kept_term_counts(generation, sorted(terms)) if generation and kept else {}
-    counted = sorted(terms - found.keys())
-    if counted:
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms USING fts5vocab(main, chunk_text, row)"
-        )
-        marks = ",".join("?" * len(counted))
-        rows = conn.execute(f"SELECT term, doc FROM temp.chunk_terms WHERE term IN ({marks})", counted)
-        held = dict(rows.fetchall())
-        now = {term: int(held.get(term, 0)) for term in counted}
-        if generation and kept:
-            kept.keep_term_counts(generation, now)
-        found.update(now)
-    frequencies = {term: found[term] for term in terms}
-    if generation:
-        if len(_FREQUENCIES) > _FREQUENCIES_KEPT:
-            _FREQUENCIES.clear()
-        _FREQUENCIES.update({(generation, term): n for term, n in frequencies.items()})
-        _FREQUENCIES[generation, ""] = documents
-    return frequencies, documents
 
 
 def _names_the_question(hit: Hit, terms: set[str]) -> bool:
@@ -603,147 +555,3 @@ def _metadata(row: sqlite3.Row, front: dict[str, Any], generation: str) -> dict[
     if front.get("problems"):
         metadata["front_matter_problems"] = front["problems"]
     return metadata
-
-
-def _attach_supersedes(
-    conn: sqlite3.Connection, candidates: list[Candidate], source_id: str
-) -> list[dict[str, Any]]:
-    """Replace raw ``supersedes`` references by locators; report those that do not resolve."""
-    problems: list[dict[str, Any]] = []
-    resolved_cache: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
-    for candidate in candidates:
-        metadata = candidate.metadata or {}
-        refs = metadata.get("supersedes")
-        if not refs:
-            continue
-        path = metadata["path"]
-        if path not in resolved_cache:
-            resolved_cache[path] = resolve_supersedes(conn, path, refs)
-        targets, issues = resolved_cache[path]
-        if targets:
-            metadata["supersedes"] = [f"{source_id}:{t}" for t in targets]
-        else:
-            del metadata["supersedes"]
-        problems.extend(i for i in issues if i not in problems)
-    return problems
-
-
-@dataclass(frozen=True)
-class Succession:
-    """A note whose front matter names the notes it replaces, resolved to their paths."""
-
-    path: str
-    front: dict[str, Any]
-    mtime_ns: int
-    targets: tuple[str, ...]
-
-
-def _successions(conn: sqlite3.Connection, generation: str | None) -> list[Succession]:
-    """Every note that supersedes others, remembered per ``generation`` (one state of the
-    index, given only while no index work is pending): reading and resolving them all
-    grows with the folder, and every search needs them."""
-    if generation and generation in _SUCCESSIONS:
-        return _SUCCESSIONS[generation]
-    found = []
-    for path, front_json, mtime_ns in conn.execute(
-        "SELECT path, front, mtime_ns FROM notes WHERE has_supersedes = 1 ORDER BY path"
-    ):
-        front = json.loads(front_json)
-        targets, _ = resolve_supersedes(conn, path, front["supersedes"])
-        found.append(Succession(path, front, mtime_ns, tuple(targets)))
-    if generation:
-        _SUCCESSIONS.clear()  # one state of one index is ever asked about twice
-        _SUCCESSIONS[generation] = found
-    return found
-
-
-def _attach_superseded_by(
-    successions: list[Succession],
-    candidates: list[Candidate],
-    source_id: str,
-    as_of: datetime | None,
-    *,
-    as_of_on_mtime: bool = True,
-) -> None:
-    """Name the note that replaces a retrieved note, so it is withheld even when the
-    query did not find its successor. Only successors that existed at ``as_of``
-    count, so asking about an earlier instant still shows what was current then (in a
-    snapshot every note existed then; only its validity is checked); a note replaced by
-    two others is left for the broker to report, not guessed."""
-    wanted = {(c.metadata or {}).get("path") for c in candidates} - {None}
-    if not wanted:
-        return
-    successors: dict[str, list[str]] = {}
-    for succession in successions:
-        if as_of is not None and not _existed_at(
-            succession.front, succession.mtime_ns if as_of_on_mtime else None, as_of
-        ):
-            continue
-        for target in succession.targets:
-            if target in wanted:
-                successors.setdefault(target, []).append(succession.path)
-    for candidate in candidates:
-        metadata = candidate.metadata or {}
-        found = successors.get(metadata.get("path", ""))
-        if found and len(found) == 1:
-            metadata["superseded_by"] = f"{source_id}:{found[0]}"
-        elif found:
-            metadata["superseded_by_candidates"] = [f"{source_id}:{p}" for p in found]
-
-
-def _existed_at(front: dict[str, Any], mtime_ns: int | None, as_of: datetime) -> bool:
-    if mtime_ns is not None and mtime_ns > as_of.timestamp() * 1e9:
-        return False
-    valid_from = front.get("valid_from")
-    if not valid_from:
-        return True
-    try:
-        start = datetime.fromisoformat(str(valid_from))
-    except ValueError:
-        return True
-    return (start if start.tzinfo else start.replace(tzinfo=UTC)) <= as_of
-
-
-def resolve_supersedes(
-    conn: sqlite3.Connection, path: str, refs: list[str]
-) -> tuple[list[str], list[dict[str, Any]]]:
-    """Relative paths of the notes ``path`` supersedes, and the references that did not
-    name exactly one other note (``ambiguous`` lists the candidates; never guessed).
-
-    A reference names a note by its path (with or without the extension), else its
-    file name without the extension, else the ``id`` its front matter declares."""
-    targets: list[str] = []
-    issues: list[dict[str, Any]] = []
-    for ref in refs:
-        ref = normalize_reference(ref)
-        key = ref.lower()
-        if "/" in key:
-            rows = conn.execute(
-                "SELECT DISTINCT n.path FROM identifiers i JOIN notes n ON n.id = i.note_id"
-                " WHERE i.kind = 'path' AND i.key IN (?, ?)",
-                (key, _without_extension(key)),
-            ).fetchall()
-        else:
-            stem = _without_extension(key)
-            rows = conn.execute("SELECT path FROM notes WHERE stem = ?", (stem,)).fetchall()
-        if not [r for r in rows if r[0] != path]:
-            rows = conn.execute(
-                "SELECT DISTINCT n.path FROM identifiers i JOIN notes n ON n.id = i.note_id"
-                " WHERE i.kind = 'id' AND i.key = ?",
-                (" ".join(tokenize(ref)),),
-            ).fetchall()
-        found = sorted(r[0] for r in rows if r[0] != path)
-        if len(found) == 1:
-            targets.append(found[0])
-        elif found:
-            issues.append({"note": path, "supersedes": ref, "ambiguous": found})
-        else:
-            issues.append({"note": path, "supersedes": ref, "unresolved": True})
-    return list(dict.fromkeys(targets)), issues
-
-
-def _without_extension(ref: str) -> str:
-    for extension in NOTE_EXTENSIONS:
-        if ref.endswith(extension):
-            return ref[: -len(extension)]
-    return ref

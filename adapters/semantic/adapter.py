@@ -13,7 +13,9 @@ written) is waited for.
 
 Admission (``admission.py``): a chunk is a candidate when its similarity stands
 above the question's background similarity to the corpus by a margin, so the
-bar adapts to the corpus instead of being one cosine for all. ``relevance`` is
+bar adapts to the corpus instead of being one cosine for all; a chunk whose note
+holds no word of the question (``shared_words.py``) must stand out by a larger
+margin. ``relevance`` is
 the similarity (``relevance_basis = vector_similarity``), and each candidate
 names the lexical source's chunk it projects (``derived_from``), so the broker
 fuses the two legs by reciprocal rank into one result per chunk.
@@ -70,6 +72,7 @@ from adapters.semantic.admission import MIN_MARGIN, admission
 from adapters.semantic.encoders import DEFAULT_MODEL, MODELS
 from adapters.semantic.excerpts import SentenceExcerpts
 from adapters.semantic.index import VectorIndex
+from adapters.semantic.shared_words import NoteWords, question_terms
 
 ADAPTER_ID = "recall-semantic/1"
 DEFAULT_LIMIT = 20
@@ -119,6 +122,7 @@ class SemanticAdapter(Adapter):
         self._builder: threading.Thread | None = None
         self._build_lock = threading.Lock()
         self._sentence_excerpts: SentenceExcerpts | None = None
+        self._note_words: NoteWords | None = None
 
     def initialize(self, params: InitializeParams) -> Manifest:
         from adapters.semantic.encoders import missing
@@ -255,9 +259,16 @@ class SemanticAdapter(Adapter):
             order = top[np.argsort(-similarity[top], kind="stable")]
         else:
             order = np.argsort(-similarity, kind="stable")
-        admitted = [int(i) for i in order if similarity[i] >= bar.least_similarity]
+        cleared = [int(i) for i in order if similarity[i] >= bar.least_similarity]
+        if self._note_words is None:
+            self._note_words = NoteWords(index.root)
+        terms = question_terms(params.query)
+        shares = {i: self._note_words.shares_a_word(snapshot.chunks[i], terms) for i in cleared}
+        admitted = [i for i in cleared if shares[i] or similarity[i] >= bar.least_similarity_meaning_only]
         diagnostics["best_similarity"] = round(float(similarity[order[0]]), 4) if len(order) else None
         diagnostics["admitted"] = len(admitted)
+        if len(admitted) < len(cleared):
+            diagnostics["withheld_meaning_only"] = len(cleared) - len(admitted)
         hits = [snapshot.chunks[i] for i in admitted]
         excerpts: list[str | None] = [None] * len(hits)
         if _seconds_left(params.deadline) > EXCERPT_RESERVE_S:
@@ -286,6 +297,7 @@ class SemanticAdapter(Adapter):
                 metadata={
                     "path": chunk.path, "similarity": score,
                     "margin": round(score - bar.background, 4), "least_similarity": round(bar.least_similarity, 4),
+                    "note_shares_a_word": shares[i],
                 },
             ))
         return SearchResult(

@@ -5,7 +5,13 @@ which may differ from the displayed primary under the document-chunk rule.
 Members are listed best first, and a record's further chunks only while they
 score at least as well as the next result: every record of the cluster is
 listed by its strongest chunk, but a long note matching loosely everywhere
-does not list its weak chunks ahead of the next note's best one.
+does not list its weak chunks ahead of the next note's best one. One exception:
+when two sources rank one record (the notes source and its meaning leg) and
+disagree on which of its chunks is best, each source's best chunk is listed if
+that source ranks it above every candidate it gave the next result (a result from
+the location that source searches). A page whose one-line summary the meaning leg
+ranks first then still lists the section the lexical ranking found, which its
+fused score alone would have left out.
 ``freshness`` carries only what the candidate knows; the application layer
 completes it from the source's health and manifest.
 """
@@ -34,10 +40,11 @@ def render(
     rank_constant: int,
     exact_promoted: bool,
     temporal: TemporalExplanation | None,
-    next_score: float | None,
+    following: Cluster | None,
+    list_every_member: bool = False,
 ) -> Result:
-    """``next_score``: the score of the result after this one, shown or cut by the limit
-    (``None``: every member is listed)."""
+    """``following``: the result after this one, shown or cut by the limit (``None``:
+    there is none); ``list_every_member``: list every member, whatever follows."""
     basis = cluster.basis.primary
     explanation = Explanation.model_construct(
         source_uid=basis.source_uid,
@@ -61,7 +68,7 @@ def render(
     )
     members = [
         Member.model_construct(lineage_root=group.root, candidates=[c.model_copy() for c in group.candidates])
-        for group in _listed_groups(cluster, next_score)
+        for group in _listed_groups(cluster, following, list_every_member, sources)
     ]
     return Result.model_construct(
         primary=cluster.representative.primary.model_copy(),
@@ -72,14 +79,45 @@ def render(
     )
 
 
-def _listed_groups(cluster: Cluster, next_score: float | None) -> list[Group]:
+def _listed_groups(
+    cluster: Cluster,
+    following: Cluster | None,
+    list_every_member: bool,
+    sources: Mapping[str, SourceFacts],
+) -> list[Group]:
     """The cluster's groups to list as members, best first: the strongest group of each
-    unit (one record seen once or again), the displayed and score-basis groups, and any
-    other group scoring at least ``next_score``."""
+    unit (one record seen once or again), the displayed and score-basis groups, each
+    source's best group where that source ranks it above all it gave ``following``, and
+    any other group scoring at least as well as ``following``."""
+    ordered = sorted(cluster.groups, key=strength)
+    if list_every_member or following is None:
+        return ordered
     always = {id(cluster.basis), id(cluster.representative)}
     always.update(id(min(unit.groups, key=strength)) for unit in cluster.units)
+    always.update(id(group) for group in _each_sources_best(ordered, following, sources))
+    return [group for group in ordered if id(group) in always or group.score >= following.score]
+
+
+def _each_sources_best(
+    ordered: list[Group], following: Cluster, sources: Mapping[str, SourceFacts]
+) -> list[Group]:
+    """Where two or more sources ranked this cluster: per source, the group holding its
+    best-ranked candidate, when the source ranked it above every candidate of
+    ``following``. Only a source over the location ``following`` comes from could have
+    ranked that result: for any other source, its absence there says nothing."""
+    best: dict[str, tuple[int, Group]] = {}
+    for group in ordered:
+        for c in group.candidates:
+            if c.source_uid not in best or c.local_rank < best[c.source_uid][0]:
+                best[c.source_uid] = (c.local_rank, group)
+    if len(best) < 2:  # one ranking of the record: the scores already follow it
+        return []
+    rivals: dict[str, int] = {}
+    for c in following.candidates:
+        rivals[c.source_uid] = min(c.local_rank, rivals.get(c.source_uid, c.local_rank))
+    locations = {sources[uid].location_key for uid in rivals} - {None}
     return [
         group
-        for group in sorted(cluster.groups, key=strength)
-        if id(group) in always or next_score is None or group.score >= next_score
+        for uid, (rank, group) in best.items()
+        if sources[uid].location_key in locations and rank < rivals.get(uid, rank + 1)
     ]

@@ -71,11 +71,9 @@ def fuse(
         suppress_lineages=params.suppress_lineages,
         floor_exempt=promotion.floor_exempt,
     )
-    # each shown cluster lists its members down to the score of the cluster after it, but
-    # in pre_reply all of them: the host's ledger of what it was shown is read from them
+    # each shown cluster lists its members down to the cluster after it, but in pre_reply
+    # all of them: the host's ledger of what it was shown is read from them
     following = [*selection.shown[1:], selection.following]
-    if params.mode is Mode.pre_reply:
-        following = [None] * len(selection.shown)
     out.results = [
         render(
             cluster,
@@ -83,7 +81,8 @@ def fuse(
             rank_constant=params.rank_constant,
             exact_promoted=id(cluster) in promoted,
             temporal=temporal_explanation(cluster, state, promotion),
-            next_score=after.score if after is not None else None,
+            following=after,
+            list_every_member=params.mode is Mode.pre_reply,
         )
         for cluster, after in zip(selection.shown, following, strict=False)
     ]

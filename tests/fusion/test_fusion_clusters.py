@@ -168,3 +168,26 @@ def test_pre_reply_lists_every_chunk_so_the_host_ledger_holds_them_all() -> None
     repeated = run(_long_note_and_another(), mode=Mode.pre_reply,
                    suppress_lineages=frozenset(m.lineage_root for m in out.results[0].members))
     assert [r.primary.source_record_id for r in repeated.results] == ["b.md"]
+
+
+ONE_FOLDER = [facts("notes", location="/home/u/man"), facts("mirror", location="/home/u/man")]
+
+
+def _summary_first(lexical_rank_of_next_page: int) -> list:
+    # the meaning leg ranks the du page's one-line summary first, the df page's second and
+    # du's section that answers only fifth; the lexical source ranks that section third
+    return [cand("mirror:du.md#L3-L5", 1), cand("mirror:df.md#L3-L5", 2), cand("mirror:du.md#L12-L40", 5),
+            cand("notes:du.md#L12-L40", 3), cand("notes:df.md#L20-L30", lexical_rank_of_next_page)]
+
+
+def test_each_sources_best_chunk_of_a_page_is_listed_when_it_ranks_that_source_above_the_next_page() -> None:
+    out = run(_summary_first(lexical_rank_of_next_page=6), sources=ONE_FOLDER)
+    assert [r.primary.source_record_id for r in out.results] == ["du.md", "df.md"]
+    # scored below df.md (1/63 < 1/62), but the lexical ranking put it above all of df.md
+    assert [m.lineage_root for m in out.results[0].members] == ["01MIRROR:du.md#L3-L5", "01NOTES:du.md#L12-L40"]
+
+
+def test_a_sources_best_chunk_it_ranks_below_the_next_page_is_left_out() -> None:
+    out = run(_summary_first(lexical_rank_of_next_page=2), sources=ONE_FOLDER)
+    assert [r.primary.source_record_id for r in out.results] == ["du.md", "df.md"]
+    assert [m.lineage_root for m in out.results[0].members] == ["01MIRROR:du.md#L3-L5"]

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from adapters.semantic.admission import BACKGROUND_SAMPLE, MIN_MARGIN, admission
+from adapters.semantic.admission import (
+    BACKGROUND_SAMPLE,
+    MEANING_ONLY_MARGIN,
+    MIN_MARGIN,
+    admission,
+)
 
 
 def test_the_bar_follows_the_folder_not_one_cosine_for_all() -> None:
@@ -31,3 +36,18 @@ def test_a_large_folder_is_measured_on_an_even_sample() -> None:
     assert BACKGROUND_SAMPLE <= bar.sampled <= 2 * BACKGROUND_SAMPLE
     assert abs(bar.background - float(np.median(similarity))) < 0.01
     assert bar.explain()["least_similarity"] == round(bar.background + MIN_MARGIN, 4)
+
+
+def test_a_chunk_whose_note_shares_no_word_must_stand_out_further() -> None:
+    # a chunk at margin 0.30 clears the bar when its note holds a word of the question,
+    # and not on the model's word alone
+    similarity = np.array([0.35, 0.05, 0.04, 0.06, 0.03, 0.05, 0.07], dtype=np.float32)
+    bar = admission(similarity)
+    assert bar.least_similarity <= 0.35 < bar.least_similarity_meaning_only
+    assert bar.least_similarity_meaning_only == bar.background + MEANING_ONLY_MARGIN
+    assert bar.explain()["least_similarity_meaning_only"] == round(bar.background + MEANING_ONLY_MARGIN, 4)
+
+
+def test_a_margin_set_above_the_meaning_only_one_holds_for_every_chunk() -> None:
+    bar = admission(np.array([0.2, 0.1, 0.0], dtype=np.float32), margin=0.5)
+    assert bar.least_similarity_meaning_only == bar.least_similarity

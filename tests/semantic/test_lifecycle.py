@@ -28,9 +28,15 @@ pytestmark = pytest.mark.skipif(
 PERMISSIONS = ("# Shell scripts\n\nTo let a script run as a program, give its owner the right to"
                " execute it with chmod u+x, then start it by its path.\n")
 QUESTION = "make my bash file runnable"
+# enough other notes for a background: in a folder of three, the note sharing no word
+# with the question must clear the meaning-only margin over a median of three similarities
 OTHER = {
     "garden.md": "# Garden\n\nTomatoes want full sun and deep watering twice a week.\n",
     "travel.md": "# Travel\n\nThe night train to Vienna leaves at ten; book a couchette early.\n",
+    "budget.md": "# Budget\n\nThe hosting bill rose by a fifth after the storage upgrade.\n",
+    "hiring.md": "# Hiring\n\nTwo interviews, then a paid trial day with the team.\n",
+    "coffee.md": "# Coffee\n\nThe grinder on the third floor needs new burrs.\n",
+    "bikes.md": "# Bikes\n\nThe shed by the gate is locked after eight in the evening.\n",
 }
 
 
@@ -50,7 +56,7 @@ def test_refresh_builds_the_embeddings_and_a_cold_query_finds_a_paraphrase(tmp_p
     row = {r["source_id"]: r for r in refreshed.json["sources"]}["notes-meaning"]
     assert row["status"] == "refreshed" and row.get("reason") is None
     assert row["health"]["coverage"] == "complete"
-    assert row["health"]["indexed_count"] == 3
+    assert row["health"]["indexed_count"] == len(OTHER) + 1
     assert row["health"]["diagnostics"]["pending_chunks"] == 0
     found = home.recall("query", QUESTION, "--json")
     assert found.code == 0, found.stdout + found.stderr
@@ -64,7 +70,7 @@ def test_refresh_says_what_it_built_not_that_there_is_nothing_to_index(tmp_path:
     assert refreshed.code == 0, refreshed.stderr
     assert "nothing to index" not in refreshed.stdout
     line = next(line for line in refreshed.stdout.splitlines() if "notes-meaning" in line)
-    assert "up to date, 2 records" in line, refreshed.stdout
+    assert f"up to date, {len(OTHER)} records" in line, refreshed.stdout
 
 
 def test_a_running_adapter_embeds_a_note_written_after_it_started(tmp_path: Path) -> None:
@@ -81,7 +87,7 @@ def test_a_running_adapter_embeds_a_note_written_after_it_started(tmp_path: Path
         assert [c["source_record_id"] for c in result["candidates"]][:1] == ["scripts.md"]
         assert result["outcome"] == "success"
         health = proc.health()
-        assert health["coverage"] == "complete" and health["indexed_count"] == 3
+        assert health["coverage"] == "complete" and health["indexed_count"] == len(OTHER) + 1
         (notes / "scripts.md").write_text(PERMISSIONS.replace("chmod u+x", "chmod 700") + "\nMore.\n")
         again = proc.search(QUESTION)
         assert "scripts.md#L1-L5" in again["candidates"][0]["locator"]

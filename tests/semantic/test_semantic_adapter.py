@@ -55,7 +55,10 @@ def _wait_until_built(proc: AdapterProcess, seconds: float = 240.0) -> dict:
 @pytest.fixture(scope="module")
 def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AdapterProcess, dict]]:
     base = tmp_path_factory.mktemp("semantic")
-    for rel, text in NOTES.items():
+    # the unrelated notes give a question a background to stand out from: in a folder of
+    # three notes a chunk sharing no word with the question must reach the higher
+    # meaning-only margin over a median of three similarities
+    for rel, text in {**NOTES, **UNRELATED}.items():
         (base / "notes" / rel).parent.mkdir(parents=True, exist_ok=True)
         (base / "notes" / rel).write_text(text)
     proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt")

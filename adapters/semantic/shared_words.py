@@ -1,0 +1,61 @@
+"""Whether a chunk's note holds a word of the question, counted as the notes index counts words.
+
+The leg's admission asks more of a chunk whose note shares no word with the
+question (``admission.py``): nothing in that record would have led the notes index
+to it, so only the model vouches for it. Words are the question's content terms and
+the note's tokens, each stemmed by ``adapter_sdk.lexical.matching_stem`` as the notes
+index stems them, so "backups" meets "backup" and "https" does not meet "http".
+The note is read only while its bytes are those the index embedded; otherwise the
+chunk's title and preview stand for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from adapter_sdk.lexical import analyze_query, matching_stem, tokenize
+
+if TYPE_CHECKING:
+    from adapters.semantic.index import IndexedChunk
+
+REMEMBERED_NOTES = 1024  # a note's words, the oldest forgotten first
+
+
+def question_terms(question: str) -> frozenset[str]:
+    """The question's content words (function words dropped), stemmed."""
+    return frozenset(matching_stem(t) for t in analyze_query(question).content_terms)
+
+
+class NoteWords:
+    """The stemmed words of a folder's notes, read on first use and remembered per revision."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._known: dict[tuple[str, str], frozenset[str]] = {}
+
+    def shares_a_word(self, chunk: IndexedChunk, terms: frozenset[str]) -> bool:
+        """Whether the note ``chunk`` belongs to holds one of ``terms``."""
+        return not terms.isdisjoint(self.words(chunk))
+
+    def words(self, chunk: IndexedChunk) -> frozenset[str]:
+        key = (chunk.path, chunk.sha256)
+        if key in self._known:
+            return self._known[key]
+        text = self._text(chunk)
+        if text is None:  # changed since it was embedded: not remembered
+            return frozenset(matching_stem(t) for t in tokenize(f"{chunk.title}\n{chunk.preview}"))
+        if len(self._known) >= REMEMBERED_NOTES:
+            del self._known[next(iter(self._known))]
+        self._known[key] = frozenset(matching_stem(t) for t in tokenize(text))
+        return self._known[key]
+
+    def _text(self, chunk: IndexedChunk) -> str | None:
+        try:
+            data = (Path(self.root) / chunk.path).read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != chunk.sha256:
+            return None
+        return data.decode("utf-8", errors="replace")
