@@ -266,7 +266,13 @@ class Candidate(Model):
     ) -> dict[str, Any]:
         stamped = {name: value for name, value in data.items() if name in _STAMPED}
         record = {name: value for name, value in data.items() if name not in _STAMPED}
-        return super()._validated({"wire": record, **stamped}, loc, problems)
+        found = len(problems)
+        values = super()._validated({"wire": record, **stamped}, loc, problems)
+        depth = len(loc)
+        for problem in problems[found:]:  # located at the flat key, as the input spells it
+            if problem["loc"][depth : depth + 1] == ("wire",):
+                problem["loc"] = (*loc, *problem["loc"][depth + 1 :])
+        return values
 
 
 _STAMPED = frozenset(Candidate._fields) - {"wire"}
