@@ -253,9 +253,7 @@ class Candidate(Model):
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
         """A copy with its own wire record; ``update`` takes stamped and wire fields alike."""
-        changes = update or {}
-        stamped = {name: value for name, value in changes.items() if name in _STAMPED}
-        record = {name: value for name, value in changes.items() if name not in _STAMPED}
+        stamped, record = _split_flat(update or {})
         copy = super().model_copy(update=stamped, deep=deep)
         copy.wire = copy.wire.model_copy(update=record)
         return copy
@@ -264,8 +262,7 @@ class Candidate(Model):
     def _validated(
         cls, data: dict[Any, Any], loc: tuple[Any, ...], problems: list[dict[str, Any]]
     ) -> dict[str, Any]:
-        stamped = {name: value for name, value in data.items() if name in _STAMPED}
-        record = {name: value for name, value in data.items() if name not in _STAMPED}
+        stamped, record = _split_flat(data)
         found = len(problems)
         values = super()._validated({"wire": record, **stamped}, loc, problems)
         depth = len(loc)
@@ -277,6 +274,13 @@ class Candidate(Model):
 
 _STAMPED = frozenset(Candidate._fields) - {"wire"}
 """The flat candidate's keys the broker stamps; every other key is the wire record's."""
+
+
+def _split_flat(flat: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A flat candidate's values parted: the stamped ones, the wire record's."""
+    stamped = {name: value for name, value in flat.items() if name in _STAMPED}
+    record = {name: value for name, value in flat.items() if name not in _STAMPED}
+    return stamped, record
 
 
 class Member(Model):
