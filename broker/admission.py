@@ -155,6 +155,8 @@ def stamp(
     # every part is checked: the wire candidate on receipt, the rest computed here
     admitted = wire.model_copy(
         update={
+            "source_uid": None,  # the identity is stamped beside the record, never in it
+            "source_id": None,
             "locator": locator,
             "title": clean_line(wire.title, TITLE_CHARS),
             "excerpt": bound(clean_text(wire.excerpt), EXCERPT_CHARS) if wire.excerpt else None,
