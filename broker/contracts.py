@@ -14,7 +14,6 @@ broker's additions; they only ever add fields.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from operator import attrgetter
@@ -178,7 +177,8 @@ class _FromWire(Generic[FieldValue]):
     def __set_name__(self, owner: type, name: str) -> None:
         if name not in WireCandidate._fields:
             raise TypeError(f"{owner.__name__}.{name} names no field of the wire candidate")
-        setattr(owner, name, property(attrgetter(f"wire.{name}"), _wire_writer(name)))
+        reader = attrgetter(f"wire.{name}")
+        setattr(owner, name, property(reader, lambda c, value: setattr(c.wire, name, value)))
 
     if TYPE_CHECKING:
 
@@ -188,13 +188,6 @@ class _FromWire(Generic[FieldValue]):
         def __get__(self, candidate: Candidate, owner: type) -> FieldValue: ...
         def __get__(self, candidate: Candidate | None, owner: type) -> Any: ...
         def __set__(self, candidate: Candidate, value: FieldValue) -> None: ...
-
-
-def _wire_writer(name: str) -> Callable[[Candidate, Any], None]:
-    def write(candidate: Candidate, value: Any) -> None:
-        setattr(candidate.wire, name, value)
-
-    return write
 
 
 class Candidate(Model):
