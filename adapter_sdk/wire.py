@@ -175,13 +175,7 @@ class WireModel:
         exclude_none: bool = False,
         exclude: set[str] | None = None,
     ) -> dict[str, Any]:
-        json_mode = mode == "json"
-        dumped: dict[str, Any] = {}
-        for name, value in self.__dict__.items():
-            if (exclude_none and value is None) or (exclude and name in exclude):
-                continue
-            dumped[name] = _dump(value, json_mode, exclude_none)
-        return dumped
+        return dump_fields(self.__dict__, mode=mode, exclude_none=exclude_none, exclude=exclude)
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
         """A copy with ``update`` applied unvalidated (as pydantic does)."""
@@ -519,6 +513,24 @@ def _constrained(check: Check, spec: FieldSpec) -> Check:
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def dump_fields(
+    values: dict[str, Any],
+    *,
+    mode: str = "python",
+    exclude_none: bool = False,
+    exclude: set[str] | None = None,
+) -> dict[str, Any]:
+    """Field values as :meth:`WireModel.model_dump` returns them, for a model whose fields
+    are not all its own (the broker's candidate dumps its wire candidate's with its own)."""
+    json_mode = mode == "json"
+    dumped: dict[str, Any] = {}
+    for name, value in values.items():
+        if (exclude_none and value is None) or (exclude and name in exclude):
+            continue
+        dumped[name] = _dump(value, json_mode, exclude_none)
+    return dumped
 
 
 def _dump(value: Any, json_mode: bool, exclude_none: bool) -> Any:

@@ -153,31 +153,20 @@ def stamp(
             why=f"locator: {why}", locator=wire.locator, candidate_id=wire.candidate_id
         )
     # every part is checked: the wire candidate on receipt, the rest computed here
+    admitted = wire.model_copy(
+        update={
+            "source_uid": None,  # the identity is stamped beside the record, never in it
+            "source_id": None,
+            "locator": locator,
+            "title": clean_line(wire.title, TITLE_CHARS),
+            "excerpt": bound(clean_text(wire.excerpt), EXCERPT_CHARS) if wire.excerpt else None,
+            "excerpt_kind": wire.excerpt_kind if wire.excerpt else None,
+            "sensitivity": max(floor, wire.sensitivity, key=lambda s: s.level),
+            "metadata": _admitted_metadata(wire.metadata) if wire.metadata else None,
+        }
+    )
     return Candidate.model_construct(
-        candidate_id=wire.candidate_id,
-        source_uid=source_uid,
-        source_id=source_id,
-        source_record_id=wire.source_record_id,
-        locator=locator,
-        derived_from=wire.derived_from,
-        record_type=wire.record_type,
-        title=clean_line(wire.title, TITLE_CHARS),
-        excerpt=bound(clean_text(wire.excerpt), EXCERPT_CHARS) if wire.excerpt else None,
-        excerpt_kind=wire.excerpt_kind if wire.excerpt else None,
-        local_rank=wire.local_rank,
-        local_score=wire.local_score,
-        relevance=wire.relevance,
-        match_signals=wire.match_signals,
-        observed_at=wire.observed_at,
-        confirmed_at=wire.confirmed_at,
-        event_time=wire.event_time,
-        valid_from=wire.valid_from,
-        valid_to=wire.valid_to,
-        source_revision=wire.source_revision,
-        sensitivity=max(floor, wire.sensitivity, key=lambda s: s.level),
-        metadata=_admitted_metadata(wire.metadata) if wire.metadata else None,
-        content_fingerprint=wire.content_fingerprint,
-        project_file=project_file,
+        wire=admitted, source_uid=source_uid, source_id=source_id, project_file=project_file
     )
 
 

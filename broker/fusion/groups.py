@@ -53,15 +53,16 @@ def in_candidate_order(candidates: Sequence[Candidate]) -> list[Candidate]:
     same record, so no stage depends on arrival order and the score still never
     decides between two different records.
     """
-    counts = Counter(_order_key(c) for c in candidates)
-    return sorted(
-        candidates,
-        key=lambda c: (
-            _order_key(c),
-            _canonical(c) if counts[_order_key(c)] > 1 else b"",
-            repr(c.local_score) if counts[_order_key(c)] > 1 else "",
-        ),
+    keyed = [(_order_key(c), c) for c in candidates]
+    counts = Counter(key for key, _ in keyed)
+    keyed.sort(
+        key=lambda pair: (
+            pair[0],
+            _canonical(pair[1]) if counts[pair[0]] > 1 else b"",
+            repr(pair[1].local_score) if counts[pair[0]] > 1 else "",
+        )
     )
+    return [c for _, c in keyed]
 
 
 def _order_key(c: Candidate) -> tuple[int, str, str, str]:

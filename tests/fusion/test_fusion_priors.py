@@ -34,5 +34,6 @@ def test_candidate_from_a_source_without_facts_is_an_error() -> None:
 
 
 def test_candidate_with_rank_below_one_is_an_error() -> None:
+    unranked = cand("notes:a.md").model_copy(update={"local_rank": 0})  # admission refuses it
     with pytest.raises(FusionError, match="local_rank 0"):
-        run([cand("notes:a.md", 0)])
+        run([unranked])

@@ -19,12 +19,13 @@ def test_missing_relevance_is_fused_as_one() -> None:
 
 @pytest.mark.parametrize("value", [-0.5, math.nan])
 def test_negative_or_nan_relevance_is_fused_as_zero(value: float) -> None:
-    out = run([cand("notes:a.md", 1, relevance=value)], relevance_floor=0.0)
+    # the wire refuses a negative relevance: only a record built past it carries one
+    out = run([cand("notes:a.md", 1).model_copy(update={"relevance": value})], relevance_floor=0.0)
     assert out.results[0].score == 0
 
 
 def test_relevance_above_one_is_fused_as_one() -> None:
-    out = run([cand("notes:a.md", 1, relevance=3.0)])
+    out = run([cand("notes:a.md", 1).model_copy(update={"relevance": 3.0})])
     assert out.results[0].score == pytest.approx(1 / 61)
 
 

@@ -22,7 +22,7 @@ def test_one_candidate_above_the_floor_keeps_its_cluster() -> None:
 
 def test_missing_or_non_finite_relevance_is_never_below_the_floor() -> None:
     pool = [cand("notes:a.md", 1, relevance=0.5), cand("notes:b.md", 2),
-            cand("notes:c.md", 3, relevance=math.inf)]
+            cand("notes:c.md", 3).model_copy(update={"relevance": math.inf})]  # past the wire's bound
     out = run(pool, relevance_floor=0.9)
     assert locators(out) == ["notes:b.md", "notes:c.md"]
     assert reasons(out) == [("below_relevance_floor", "01NOTES:a.md", 1)]
