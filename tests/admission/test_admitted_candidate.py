@@ -8,7 +8,7 @@ import pytest
 
 from adapter_sdk.protocol import Candidate as WireCandidate
 from adapter_sdk.protocol import WireValidationError
-from broker.admission import stamp
+from broker.candidate_admission import stamp
 from broker.contracts import Candidate, Sensitivity
 
 
