@@ -45,24 +45,17 @@ class OnnxEncoder:
     key = "all-MiniLM-L6-v2/onnx-int8/mean-pool/l2/64"
     dimensions = 384
 
-    def __init__(self, workers: int | None = None) -> None:
-        import onnxruntime
+    def __init__(self, workers: int | None = None, cache_dir: Path | None = None) -> None:
+        """``cache_dir`` keeps the model as onnxruntime prepares it (``prepared_model.py``)."""
         from tokenizers import Tokenizer
 
-        # one thread per run and batches run side by side (``pooling.py``): onnxruntime's
-        # own pool splits each operator across threads that then wait for each other,
+        from adapters.semantic.prepared_model import open_session
+
+        # each run on one thread, and batches side by side (``pooling.py``): onnxruntime's
+        # own pool splits every operator across threads that then wait for each other,
         # which a machine shared with other work turns into lost time
         self.workers = workers or max(1, min(MAX_WORKERS, os.cpu_count() or 1))
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # warnings would go to stderr on every load
-        # the default graph optimisations fold the int8 weights into float32 ones once, at
-        # load (most of a second): without them every run dequantizes all of them again,
-        # and a one-question run takes three times as long
-        self._session: Any = onnxruntime.InferenceSession(
-            str(weights_path()), options, providers=["CPUExecutionProvider"]
-        )
+        self._session: Any = open_session(weights_path(), cache_dir)
         self._tokenizer: Any = Tokenizer.from_str(gzip.decompress(TOKENIZER.read_bytes()).decode("utf-8"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
