@@ -27,7 +27,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -36,7 +36,7 @@ from adapter_sdk.markdown.chunking import indexable, parse_note
 from adapter_sdk.workdir import lease
 from adapters.notes.scan import scan, settled
 from adapters.notes.settings import NotesSettings
-from adapters.semantic.encoders import DEFAULT_MODEL, TextEncoder, encoder_class
+from adapters.semantic.encoders import DEFAULT_MODEL, TextEncoder, encoder_class, load
 from adapters.semantic.freshness import Watermark
 
 if TYPE_CHECKING:
@@ -152,10 +152,24 @@ class VectorIndex:
 
     @property
     def encoder(self) -> TextEncoder:
+        return self._loaded_encoder()
+
+    def _loaded_encoder(self) -> TextEncoder:
         with self._encoder_lock:
             if self._encoder is None:
-                self._encoder = (self._encoder_factory or encoder_class(self.model))()
+                self._encoder = self._encoder_factory() if self._encoder_factory else load(self.model, self.path.parent)
             return self._encoder
+
+    def load_encoder_in_background(self) -> None:
+        """Start loading the model now, so that the first question finds it loaded or loading
+        (a cold query's start reads the store meanwhile). A failure here is left for that
+        question's own load to raise and report."""
+
+        def load_quietly() -> None:
+            with suppress(Exception):  # raised again, and reported, by the load a search makes
+                self._loaded_encoder()
+
+        threading.Thread(target=load_quietly, name="semantic-model-load", daemon=True).start()
 
     def snapshot(self) -> Snapshot | None:
         return self._snapshot
