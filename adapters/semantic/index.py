@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import orjson
+
 from adapter_sdk.markdown.chunking import indexable, parse_note
 from adapter_sdk.workdir import lease
 from adapters.notes.scan import scan, settled
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
 STORE_EVERY = 256  # chunks embedded between writes to the store: a killed build keeps them
 EMBED_LEASE = "embed-work"
 LEASE_RETRY_S = 0.5  # between tries while another process embeds into the store
+SCAN_ABOVE = 2_000  # keys read at once past which one pass over every stored vector is faster
+# (13,500 keys: 0.05 s against 0.16-0.22 s looked up 500 at a time)
 
 
 @dataclass(frozen=True)
@@ -253,7 +257,7 @@ class VectorIndex:
         self.watermark = Watermark.of(self.root, scanned, checked_ns)
         files = scanned.files
         known = {
-            path: _Remembered(size, mtime_ns, checked_ns, sha256, [tuple(row) for row in json.loads(rows)])
+            path: _Remembered(size, mtime_ns, checked_ns, sha256, [tuple(row) for row in orjson.loads(rows)])
             for path, size, mtime_ns, checked_ns, sha256, rows in self._notes()
         }
         unchanged = {
@@ -324,6 +328,10 @@ class VectorIndex:
     def _stored(self, keys: list[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
         with self._connect() as conn:
+            if len(keys) > SCAN_ABOVE:  # one pass in the table's order, not a B-tree seek per key
+                wanted = set(keys)
+                return {key: vector for key, vector in conn.execute("SELECT key, vector FROM embeddings")
+                        if key in wanted}
             for start in range(0, len(keys), 500):
                 part = keys[start : start + 500]
                 marks = ",".join("?" * len(part))
