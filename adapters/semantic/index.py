@@ -22,6 +22,7 @@ as the notes index does: it may have been rewritten since without its stat chang
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import sqlite3
 import threading
@@ -173,6 +174,9 @@ class VectorIndex:
             with suppress(Exception):  # raised again, and reported, by the load a search makes
                 self._loaded_encoder()
 
+        # numpy first, on this thread: the model's packages import it too, and two threads
+        # importing one package's dependencies at once can each hold a module the other needs
+        importlib.import_module("numpy")
         threading.Thread(target=load_quietly, name="semantic-model-load", daemon=True).start()
 
     def snapshot(self) -> Snapshot | None:
