@@ -52,3 +52,16 @@ def test_embeddings_come_back_in_the_order_the_texts_were_given(model: str) -> N
     assert np.allclose(forward[::-1], backward, atol=1e-5)
     similarity = forward @ forward.T
     assert similarity[0, 2] < 0.5  # unrelated sentences are not near-duplicates
+
+
+def test_batches_embedded_side_by_side_give_the_vectors_of_one_thread() -> None:
+    import numpy as np
+
+    from adapters.semantic.onnx_model import BATCH, OnnxEncoder
+
+    if missing(DEFAULT_MODEL):
+        pytest.skip(f"{DEFAULT_MODEL} not installed")
+    texts = [f"{text} ({n})" for n in range(BATCH) for text in TEXTS]  # three batches
+    one_thread = OnnxEncoder(workers=1).encode(texts)
+    two_threads = OnnxEncoder(workers=2).encode(texts)
+    assert np.array_equal(one_thread, two_threads)  # stored vectors do not depend on the threads
