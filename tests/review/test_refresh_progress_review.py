@@ -7,15 +7,19 @@ import pytest
 from broker.app import open_broker
 from broker.config import load_config
 from broker.contracts import RefreshRequest
+from broker.refresh import RefreshEvent, RefreshStage
 
 
 @pytest.mark.anyio
 async def test_refresh_progress_reports_each_sources_status_and_reason(home):
     home(kb={"records": []})
-    events: list[tuple[str, str]] = []
+    events: list[RefreshEvent] = []
     async with open_broker(load_config()) as broker:
-        await broker.refresh(RefreshRequest(), lambda source_id, event: events.append((source_id, event)))
-    assert events == [("kb", "started"), ("kb", "skipped (checkpoint_unsupported)")]
+        await broker.refresh(RefreshRequest(), events.append)
+    assert events == [
+        RefreshEvent("kb", RefreshStage.started),
+        RefreshEvent("kb", RefreshStage.ended, "skipped (checkpoint_unsupported)"),
+    ]
 
 
 def test_refresh_prints_no_progress_when_stderr_is_not_a_terminal(home):
