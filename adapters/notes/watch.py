@@ -8,6 +8,8 @@ a change made before it started is caught too; from the end of that sweep a
 search needs no folder check at all. Until then searches check the folder as an
 unwatched adapter's do, and do not wait for that sweep unless it finds notes to
 read.
+The changes go to any :class:`ChangeSink`: the notes adapter's catch-up thread, or
+the semantic leg's rescans of the same folder.
 Each folder the scan enters is watched on its own (not the notifier's recursive
 mode, which walks every file first). A change to something that is not a note (a
 folder created, moved or removed) has the folders watched afresh and then swept,
@@ -20,11 +22,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from adapter_sdk.folder.scan import excluded_dir, folders, wanted
-from adapters.notes.catchup import Catchup
-from adapters.notes.settings import NotesSettings
+from adapter_sdk.folder.selection import FolderSelection
 
 DEBOUNCE_MS = 200
 # The notifier sleeps this long between looks at what arrived (and at the stop event),
@@ -36,8 +37,25 @@ STEP_MS = 25
 POLL_MS = 500
 
 
+class ChangeSink(Protocol):
+    """Where the watch hands what changed (``adapters.notes.catchup.Catchup`` is one)."""
+
+    @property
+    def swept_from(self) -> float:
+        """``time.time()`` at which the last completed sweep of the whole folder started."""
+        ...
+
+    def sweep(self, *, verify: bool = False) -> None:
+        """Check the whole folder; ``verify``: no change is known, only make sure."""
+        ...
+
+    def enqueue(self, paths: list[str]) -> None:
+        """Re-read (or forget) these notes, relative to the root."""
+        ...
+
+
 class Watcher:
-    def __init__(self, root: str, settings: NotesSettings, catchup: Catchup,
+    def __init__(self, root: str, settings: FolderSelection, catchup: ChangeSink,
                  known_dir: Callable[[str], bool]) -> None:
         self.root = os.path.realpath(root)
         self.settings = settings
