@@ -129,6 +129,7 @@ class SemanticAdapter(Adapter):
         self._builder: threading.Thread | None = None  # the build thread while it has work
         self._build_lock = threading.Lock()
         self._rescan_due = False  # a change was reported: the folder is to be scanned again
+        self._scanning = False  # the build thread is scanning the folder for changed notes
         self.watcher: Watcher | None = None
         self._sentence_excerpts: SentenceExcerpts | None = None
         self._note_words: NoteWords | None = None
@@ -193,7 +194,7 @@ class SemanticAdapter(Adapter):
         index = self._index()
         with self._build_lock:
             self._rescan_due |= rescan
-            if self._builder is not None or (pending is None and not self._rescan_due):
+            if self.building or (pending is None and not self._rescan_due):
                 return
             self._builder = threading.Thread(
                 target=self._build, args=(index, pending), name="semantic-index", daemon=True
@@ -209,7 +210,11 @@ class SemanticAdapter(Adapter):
                     self._builder = None  # under the lock: a rescan asked for later starts a thread
                     return
                 self._rescan_due = False
-            work = index.prepare()
+                self._scanning = True
+            try:
+                work = index.prepare()
+            finally:
+                self._scanning = False
 
     def _watch(self) -> None:
         """Watch the folder as the notes source does; every change it reports asks for a
@@ -391,6 +396,8 @@ class SemanticAdapter(Adapter):
             diagnostics["watch_unavailable"] = self.watcher.error
         if pending:
             diagnostics["detail"] = f"{pending} chunks not embedded yet"
+        elif self._scanning:  # what it finds is not known yet: not complete either
+            diagnostics["detail"] = "checking the folder for changed notes"
         return HealthResult(
             status=HealthStatus.healthy if complete else HealthStatus.degraded,
             checked_at=checked,

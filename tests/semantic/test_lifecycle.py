@@ -115,6 +115,33 @@ def test_health_is_partial_with_the_pending_count_while_chunks_are_embedded(tmp_
         proc.close()
 
 
+def test_health_says_complete_only_once_a_scan_has_found_nothing_left(tmp_path: Path) -> None:
+    """Every note touched, a watching adapter scans the folder again: while it does, health
+    is partial; once the scan finds every chunk embedded already, it is complete."""
+    notes = tmp_path / "notes"
+    body = "Pallets are counted at dawn and again at dusk by the night shift.\n" * 150
+    for n in range(300):
+        write_note(notes, f"n{n:03d}.md", f"# Pallets {n}\n\n{body}")
+    proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt",
+                          env={LONG_LIVED_ENV: str(os.getpid())})
+    try:
+        proc.initialize(str(notes), str(tmp_path / "work"))
+        assert proc.refresh()["coverage"] == "complete"
+        for path in notes.iterdir():
+            os.utime(path)
+        seen = []
+        stop = time.monotonic() + 60
+        while not seen or seen[-1]["coverage"] != "complete" or all(h["coverage"] == "complete" for h in seen):
+            assert time.monotonic() < stop, seen[-1]
+            seen.append(proc.health())
+        scanning = [h for h in seen if h["diagnostics"].get("detail") == "checking the folder for changed notes"]
+        assert scanning and all(h["coverage"] == "partial" for h in scanning)
+        assert all(not h["diagnostics"]["building"] for h in seen if h["coverage"] == "complete")
+        assert seen[-1]["diagnostics"]["pending_chunks"] == 0 and seen[-1]["indexed_count"] == 300
+    finally:
+        proc.close()
+
+
 @pytest.fixture
 def resident_home(tmp_path: Path) -> Iterator[RecallHome]:
     runtime = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # short: socket paths are bounded
