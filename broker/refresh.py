@@ -20,6 +20,7 @@ import anyio
 from adapter_sdk.protocol import (
     Capability,
     CheckpointProgress,
+    HealthResult,
     RefreshParams,
     SearchOutcome,
 )
@@ -39,7 +40,6 @@ from broker.supervise import AdapterClient, AdapterFailure, Supervisor
 
 REFRESH_TIMEOUT = timedelta(minutes=10)
 WORK_LEFT_EVERY_S = 1.0
-WORK_LEFT_PROBE = timedelta(seconds=2)  # a probe slower than this is skipped, not waited on
 
 
 class RefreshStage(StrEnum):
@@ -142,10 +142,7 @@ async def _refresh_source(
         if progress is None:
             health = await client.refresh(params)
         else:
-            async with anyio.create_task_group() as watching:
-                watching.start_soon(_report_work_left, client, source.source_id, progress)
-                health = await client.refresh(params)
-                watching.cancel_scope.cancel()
+            health = await _refresh_reporting_work_left(client, params, source.source_id, progress)
     except AdapterFailure as failure:
         row.status = RefreshStatus.failed
         row.reason = "timeout" if failure.outcome == SearchOutcome.timeout else "refresh_failed"
@@ -169,17 +166,44 @@ async def _refresh_source(
     return row
 
 
-async def _report_work_left(client: AdapterClient, source_id: str, progress: Progress) -> None:
-    """Tell ``progress`` what work the source says it has left, every ``WORK_LEFT_EVERY_S``
-    until cancelled (its refresh has ended). A source that says nothing is not reported."""
-    while True:
-        await anyio.sleep(WORK_LEFT_EVERY_S)
+async def _refresh_reporting_work_left(
+    client: AdapterClient, params: RefreshParams, source_id: str, progress: Progress
+) -> HealthResult:
+    """The source's refresh, telling ``progress`` meanwhile what work the source says it
+    has left. A health request is never abandoned: one in flight when the refresh ends is
+    waited for (an adapter that answers one request at a time answers it next), since an
+    adapter that ignores the cancel of an abandoned request is stopped."""
+    refreshed = anyio.Event()
+    failure: AdapterFailure | None = None
+    async with anyio.create_task_group() as watching:
+        watching.start_soon(_report_work_left, client, source_id, progress, params.deadline, refreshed)
         try:
-            health = await client.health(datetime.now(UTC) + WORK_LEFT_PROBE)
+            health = await client.refresh(params)
+        except AdapterFailure as exc:  # raised past the group, not inside an exception group
+            failure = exc
+        finally:
+            refreshed.set()
+    if failure is not None:
+        raise failure
+    return health
+
+
+async def _report_work_left(
+    client: AdapterClient, source_id: str, progress: Progress, deadline: datetime, refreshed: anyio.Event
+) -> None:
+    """Every ``WORK_LEFT_EVERY_S`` until ``refreshed``, ask the source's health and pass on
+    its account of the work left; a source that gives none is not reported."""
+    while True:
+        with anyio.move_on_after(WORK_LEFT_EVERY_S):
+            await refreshed.wait()
+        if refreshed.is_set():
+            return
+        try:
+            health = await client.health(deadline)
         except AdapterFailure:
             continue  # the refresh itself says what went wrong
         detail = (health.diagnostics or {}).get("detail")
-        if isinstance(detail, str) and detail:
+        if isinstance(detail, str) and detail and not refreshed.is_set():
             progress(RefreshEvent(source_id, RefreshStage.working, detail))
 
 
