@@ -8,9 +8,10 @@ started at ``initialize``, whenever the folder changed before a search
 (``freshness.py``) or, in an adapter a resident broker keeps, as the folder watch
 reports a change (``watching.py``, the notes source's watch), and at ``refresh``, which
 waits for it: ``recall refresh`` builds the embeddings. One thread does this work; a
-rescan asked for while it runs is done when it is through, so no change is lost. A search embeds only the question and compares it with the
-embeddings built so far; while chunks are pending it answers ``partial`` with how
-many, never a complete success, and a handful of pending chunks (a note just
+rescan asked for while it runs is done when it is through, so no change is lost. A
+search embeds only the question and compares it with the embeddings built so far;
+while chunks are pending or a scan is under way it answers ``partial`` (with how many
+are pending), never a complete success, and a handful of pending chunks (a note just
 written) is waited for.
 
 Admission (``admission.py``): a chunk is a candidate when its similarity stands

@@ -22,12 +22,12 @@ pytestmark = pytest.mark.skipif(
     reason=f"the semantic leg's model is missing: {semantic_extra_missing()}",
 )
 
-NOTES = 400  # one chunk each: a build of two batches, seconds long
+NOTES = 300  # one chunk each: a build of two batches, seconds long
 
 
-def _home(root: Path) -> RecallHome:
+def _home(root: Path, count: int = NOTES) -> RecallHome:
     notes = root / "notes"
-    for n in range(NOTES):
+    for n in range(count):
         write_note(notes, f"n{n:03d}.md", f"# Crate {n}\n\nCrate {n} left the dock on day {n % 30} for port {n % 11}.\n")
     return RecallHome.build(root, notes={"notes": notes}, others={"notes-meaning": ("semantic", notes)})
 
@@ -91,7 +91,7 @@ def _refresh_on_a_terminal(home: RecallHome) -> tuple[int, str, str]:
 
 
 def test_refresh_shows_the_chunks_left_to_embed_on_a_terminal(tmp_path: Path) -> None:
-    home = _home(tmp_path)
+    home = _home(tmp_path)  # a build of seconds: the chunks left are asked every second
     code, stdout, terminal = _refresh_on_a_terminal(home)
     assert code == 0, stdout + terminal
     assert "chunks not embedded yet)" in terminal, terminal
@@ -99,12 +99,21 @@ def test_refresh_shows_the_chunks_left_to_embed_on_a_terminal(tmp_path: Path) ->
     assert "notes-meaning  up to date" in stdout
 
 
-def test_refresh_writes_nothing_to_stderr_when_it_is_not_a_terminal(tmp_path: Path) -> None:
-    home = _home(tmp_path)
+def test_sources_count_the_chunks_left_until_a_quiet_refresh_embeds_them(tmp_path: Path) -> None:
+    home = _home(tmp_path, count=150)
+    listed = home.recall("sources", "--json")
+    assert listed.code == 3, listed.stdout + listed.stderr
+    leg = {s["source_id"]: s for s in listed.json["sources"]}["notes-meaning"]
+    assert leg["status"] == "degraded" and leg["health"]["coverage"] == "partial"
+    assert 0 < leg["health"]["diagnostics"]["pending_chunks"] <= 150
     refreshed = home.recall("refresh", timeout=300)
     assert refreshed.code == 0, refreshed.stdout + refreshed.stderr
-    assert refreshed.stderr == ""
+    assert refreshed.stderr == ""  # progress is for a terminal only
     assert "notes-meaning  up to date" in refreshed.stdout
+    listed = home.recall("sources", "--json")
+    assert listed.code == 0, listed.stdout
+    leg = {s["source_id"]: s for s in listed.json["sources"]}["notes-meaning"]
+    assert leg["status"] == "healthy" and leg["health"]["diagnostics"]["pending_chunks"] == 0
 
 
 def test_a_killed_refresh_is_resumed_and_only_what_is_missing_is_embedded(tmp_path: Path) -> None:
