@@ -5,7 +5,7 @@ description for a name), which no lexical rule can. Every chunk of the folder,
 chunked as the notes adapter chunks it, is embedded (``encoders.py``: the default
 model is all-MiniLM-L6-v2 in int8, run by onnxruntime) in a background thread
 started at ``initialize``, whenever the folder changed before a search
-(``freshness.py``) or, in an adapter a resident broker keeps, as the folder watch
+(``freshness.py``) or, in an adapter a long-lived broker keeps, as the folder watch
 reports a change (``watching.py``, the notes source's watch), and at ``refresh``, which
 waits for it: ``recall refresh`` builds the embeddings. One thread does this work; a
 rescan asked for while it runs is done when it is through, so no change is lost. A
@@ -77,7 +77,7 @@ from adapters.semantic.encoders import DEFAULT_MODEL, MODELS
 from adapters.semantic.excerpts import SentenceExcerpts
 from adapters.semantic.index import Pending, VectorIndex
 from adapters.semantic.shared_words import NoteWords, question_terms
-from adapters.semantic.watching import WATCH_AFTER_S, FolderRescans
+from adapters.semantic.watching import FolderRescans
 
 if TYPE_CHECKING:
     from adapters.notes.watch import Watcher
@@ -164,12 +164,8 @@ class SemanticAdapter(Adapter):
         self.index = VectorIndex(str(Path(params.location).resolve()), store_dir, model)
         pending = self.index.prepare()  # the snapshot of what is embedded, before any search
         self._start_build(pending)
-        if long_lived():
+        if long_lived():  # a broker that keeps it (resident, serve, mcp): watch the folder
             self._watch()
-        else:
-            timer = threading.Timer(WATCH_AFTER_S, self._watch)
-            timer.daemon = True
-            timer.start()
         return Manifest(
             protocol_version=1,
             adapter_id=ADAPTER_ID,
@@ -177,8 +173,8 @@ class SemanticAdapter(Adapter):
             record_types=["document"],
             query_modes=[QueryMode.semantic],
             freshness_modes=[FreshnessMode.indexed],
-            freshness_policy="indexed; a watched folder (an adapter a resident broker keeps) has"
-            " changed notes embedded as they happen; before each search its folders and recent"
+            freshness_policy="indexed; a watched folder (the adapter of a resident broker, recall"
+            " serve or recall mcp) has changed notes embedded as they happen; before each search its folders and recent"
             " notes are checked and a changed note is embedded again (a handful of chunks is"
             " waited for); recall refresh embeds every change",
             as_of_support=AsOfSupport.none,

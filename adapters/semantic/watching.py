@@ -1,18 +1,17 @@
 """The leg's side of the folder watch it shares with the notes source.
 
-An adapter a resident broker keeps watches the notes folder with the notes adapter's
-own watcher (``adapters.notes.watch``), as the notes source does, from its start (or
-once it has lived ``WATCH_AFTER_S``). Whatever the watch reports asks for a rescan of
-the folder, which reads again only the notes whose size or modification time moved
-(``index.py``) and embeds their new chunks, so an in-place edit of an older note, which
-the check before each search (``freshness.py``) cannot see, is embedded too.
+An adapter a long-lived broker keeps (the resident broker, ``recall serve``, ``recall
+mcp``) watches the notes folder from its start with the notes adapter's own watcher
+(``adapters.notes.watch``), as the notes source does; an adapter started for one command
+does not live to need it. Whatever the watch reports asks for a rescan of the folder,
+which reads again only the notes whose size or modification time moved (``index.py``)
+and embeds their new chunks, so an in-place edit of an older note, which the check
+before each search (``freshness.py``) cannot see, is embedded too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-
-WATCH_AFTER_S = 5.0  # as the notes source: an adapter alive this long is kept warm
 
 
 class FolderRescans:
