@@ -27,3 +27,13 @@ def test_refresh_prints_no_progress_when_stderr_is_not_a_terminal(home):
     run = user.recall("refresh")
     assert run.stderr == ""
     assert "kb  nothing to index: read live at every query" in run.stdout
+
+
+def test_the_live_line_keeps_the_first_clause_of_a_sources_account_of_work_left():
+    from broker.surfaces.commands.refresh import WORK_LEFT_WIDTH, _first_clause
+
+    assert _first_clause("2744 chunks not embedded yet") == "2744 chunks not embedded yet"
+    notes = "first build: 1234 notes are waiting to be indexed; answered from the 500 notes indexed so far"
+    assert _first_clause(notes) == "first build: 1234 notes are waiting to be indexed"
+    cut = _first_clause("x" * 200)
+    assert len(cut) == WORK_LEFT_WIDTH and cut.endswith("…")

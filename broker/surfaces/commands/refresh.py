@@ -87,7 +87,7 @@ class _Progress:
         if event.stage == RefreshStage.started:
             self._running[source_id] = time.monotonic()
         elif event.stage == RefreshStage.working:
-            self._work_left[source_id] = event.text
+            self._work_left[source_id] = _first_clause(event.text)
         else:
             started = self._running.pop(source_id, time.monotonic())
             self._work_left.pop(source_id, None)
@@ -102,3 +102,13 @@ class _Progress:
 
     def stop(self) -> None:
         self._status.stop()
+
+
+WORK_LEFT_WIDTH = 72
+
+
+def _first_clause(detail: str) -> str:
+    """A source's account of its work left, fitted to the live line: its first clause
+    ("first build: 1234 notes are waiting to be indexed"), cut to ``WORK_LEFT_WIDTH``."""
+    clause = detail.split("; ", 1)[0]
+    return clause if len(clause) <= WORK_LEFT_WIDTH else clause[: WORK_LEFT_WIDTH - 1] + "…"
