@@ -80,7 +80,7 @@ from adapters.semantic.shared_words import NoteWords, question_terms
 from adapters.semantic.watching import FolderRescans
 
 if TYPE_CHECKING:
-    from adapters.notes.watch import Watcher
+    from adapter_sdk.folder.watch import Watcher
 
 ADAPTER_ID = "recall-semantic/1"
 DEFAULT_LIMIT = 20
@@ -216,7 +216,7 @@ class SemanticAdapter(Adapter):
     def _watch(self) -> None:
         """Watch the folder as the notes source does; every change it reports asks for a
         rescan (``watching.py``)."""
-        from adapters.notes.watch import Watcher
+        from adapter_sdk.folder.watch import Watcher
 
         index = self._index()
         if self.watcher is not None:

@@ -2,7 +2,7 @@
 
 An adapter a long-lived broker keeps (the resident broker, ``recall serve``, ``recall
 mcp``) watches the notes folder from its start with the notes adapter's own watcher
-(``adapters.notes.watch``), as the notes source does; an adapter started for one command
+(``adapter_sdk.folder.watch``), as the notes source does; an adapter started for one command
 does not live to need it. Whatever the watch reports asks for a rescan of the folder,
 which reads again only the notes whose size or modification time moved (``index.py``)
 and embeds their new chunks, so an in-place edit of an older note, which the check
@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 
 class FolderRescans:
-    """A :class:`adapters.notes.watch.ChangeSink` whose every change asks for a rescan."""
+    """A :class:`adapter_sdk.folder.watch.ChangeSink` whose every change asks for a rescan."""
 
     def __init__(self, rescan: Callable[[], None], scanned_from: Callable[[], float]) -> None:
         self._rescan = rescan

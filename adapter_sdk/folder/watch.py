@@ -1,4 +1,6 @@
-"""Watch the notes folder and hand each change to the catch-up thread as it happens.
+"""Watch a folder of notes and hand each change, as it happens, to the adapter's
+index work (a :class:`ChangeSink`): the notes adapter's catch-up thread, or the
+semantic leg's rescans of the same folder.
 
 Uses the operating system's notifications (inotify on Linux) through
 ``watchfiles``; imported only by an adapter a long-lived broker spawned (at once)
@@ -8,8 +10,6 @@ a change made before it started is caught too; from the end of that sweep a
 search needs no folder check at all. Until then searches check the folder as an
 unwatched adapter's do, and do not wait for that sweep unless it finds notes to
 read.
-The changes go to any :class:`ChangeSink`: the notes adapter's catch-up thread, or
-the semantic leg's rescans of the same folder.
 Each folder the scan enters is watched on its own (not the notifier's recursive
 mode, which walks every file first). A change to something that is not a note (a
 folder created, moved or removed) has the folders watched afresh and then swept,
@@ -76,7 +76,7 @@ class Watcher:
         )
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="notes-watch", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="folder-watch", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -90,7 +90,7 @@ class Watcher:
 
             notify = self._notifier(RustNotify)
         except Exception as exc:  # no notifier here: the search keeps checking instead
-            self.error = f"cannot watch the notes folder: {exc}"
+            self.error = f"cannot watch the folder: {exc}"
             return
         verify = True  # the first sweep only makes sure; a later one follows a folder change
         try:
