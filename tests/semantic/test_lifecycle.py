@@ -191,7 +191,7 @@ def test_a_resident_broker_embeds_added_and_edited_notes_and_drops_deleted_ones(
     home = resident_home
     started = home.recall("daemon", "start", "--json")
     assert started.code == 0, started.stderr
-    health = _wait_until_complete(home, indexed=2)
+    health = _wait_until_complete(home, indexed=len(OTHER))
     assert health["diagnostics"]["pending_chunks"] == 0 and health["diagnostics"]["building"] is False
     assert _leg_locators(home, QUESTION) == []
 
@@ -204,12 +204,12 @@ def test_a_resident_broker_embeds_added_and_edited_notes_and_drops_deleted_ones(
     edited = _leg_locators(home, QUESTION)
     assert edited[:1] == ["notes-meaning:scripts.md#L1-L5"]  # the new text's vector, not the old
     assert "notes-meaning:scripts.md#L1-L3" not in edited
-    assert _wait_until_complete(home, indexed=3)["record_count"] == 3
+    assert _wait_until_complete(home, indexed=len(OTHER) + 1)["record_count"] == len(OTHER) + 1
 
     (home.root / "notes" / "scripts.md").unlink()
     time.sleep(0.2)
     assert not any(locator.startswith("notes-meaning:scripts.md") for locator in _leg_locators(home, QUESTION))
-    assert _wait_until_complete(home, indexed=2)["record_count"] == 2
+    assert _wait_until_complete(home, indexed=len(OTHER))["record_count"] == len(OTHER)
 
 
 def test_a_watching_adapter_embeds_an_older_note_edited_in_place_with_no_search(tmp_path: Path) -> None:
@@ -222,11 +222,11 @@ def test_a_watching_adapter_embeds_an_older_note_edited_in_place_with_no_search(
                           env={LONG_LIVED_ENV: str(os.getpid())})
     try:
         proc.initialize(str(notes), str(tmp_path / "work"))
-        assert proc.refresh()["indexed_count"] == 2
+        assert proc.refresh()["indexed_count"] == len(OTHER)
         with (notes / "garden.md").open("a") as note:
             note.write("\n## Pests\n\nAphids leave when ladybirds arrive.\n")
         stop = time.monotonic() + 30
-        while (health := proc.health())["indexed_count"] != 3:
+        while (health := proc.health())["indexed_count"] != len(OTHER) + 1:
             assert time.monotonic() < stop, f"the edit was not embedded: {health}"
             time.sleep(0.1)
         assert health["coverage"] == "complete" and health["diagnostics"]["pending_chunks"] == 0

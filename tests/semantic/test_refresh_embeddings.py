@@ -41,6 +41,8 @@ def _store(home: RecallHome) -> Path:
 def _rows(store: Path) -> dict[str, int]:
     """Each stored embedding's key and the row it was written to (rewriting one moves it)."""
     with sqlite3.connect(store) as conn:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'embeddings'").fetchone() is None:
+            return {}  # the adapter has opened the file and not yet made its table
         return dict(conn.execute("SELECT key, rowid FROM embeddings").fetchall())
 
 
