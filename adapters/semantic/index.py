@@ -122,6 +122,8 @@ class VectorIndex:
         self.last_error: str | None = None
         self.elsewhere = False  # another process is embedding into the store; this one waits
         self.watermark: Watermark | None = None  # the folder as the last scan found it
+        self.scanned_from = 0.0  # time.time() at which the last completed scan started
+        self.scan_settings = FolderSelection()  # which files are notes, as the notes source's defaults
         self.pending = 0  # chunks the last scan found that are not embedded yet
         with self._connect() as conn:
             conn.execute(
@@ -189,11 +191,13 @@ class VectorIndex:
     def prepare(self) -> Pending | None:
         """Re-scan the folder; swap in a complete snapshot at once when every chunk is already
         embedded, else return the work left for ``embed`` (no model work happens here)."""
+        started = time.time()
         try:
             pending = self._chunks()
         except (OSError, sqlite3.Error) as exc:
             self.last_error = f"{type(exc).__name__}: {exc}"
             return None
+        self.scanned_from = started
         self.pending = len(pending.missing)
         if self.pending:
             return pending
@@ -257,7 +261,7 @@ class VectorIndex:
         are those it was chunked at and all its chunks are embedded, else read and parsed
         again (and remembered)."""
         checked_ns = time.time_ns()
-        scanned = scan(self.root, FolderSelection())
+        scanned = scan(self.root, self.scan_settings)
         self.watermark = Watermark.of(self.root, scanned, checked_ns)
         files = scanned.files
         known = {

@@ -17,9 +17,9 @@ import json
 import os
 import time
 
+from adapter_sdk.folder.watch import DEBOUNCE_MS
 from adapter_sdk.residence import LONG_LIVED_ENV
 from adapters.notes.freshness import SWEEP_BELOW
-from adapters.notes.watch import DEBOUNCE_MS
 
 NOTES = SWEEP_BELOW + 300
 WORD = "zanzibarquux"

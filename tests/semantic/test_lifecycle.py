@@ -11,9 +11,11 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from adapter_sdk.residence import LONG_LIVED_ENV
 from broker.config.init import semantic_extra_missing
 from tests.daemon.conftest import alive, broker_pids, wait_for_starts, wait_gone
 from tests.support.adapter_process import AdapterProcess
@@ -113,6 +115,33 @@ def test_health_is_partial_with_the_pending_count_while_chunks_are_embedded(tmp_
         proc.close()
 
 
+def test_health_says_complete_only_once_a_scan_has_found_nothing_left(tmp_path: Path) -> None:
+    """Every note touched, a watching adapter scans the folder again: while it does, health
+    is partial; once the scan finds every chunk embedded already, it is complete."""
+    notes = tmp_path / "notes"
+    body = "Pallets are counted at dawn and again at dusk by the night shift.\n" * 150
+    for n in range(300):
+        write_note(notes, f"n{n:03d}.md", f"# Pallets {n}\n\n{body}")
+    proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt",
+                          env={LONG_LIVED_ENV: str(os.getpid())})
+    try:
+        proc.initialize(str(notes), str(tmp_path / "work"))
+        assert proc.refresh()["coverage"] == "complete"
+        for path in notes.iterdir():
+            os.utime(path)
+        seen = []
+        stop = time.monotonic() + 60
+        while not seen or seen[-1]["coverage"] != "complete" or all(h["coverage"] == "complete" for h in seen):
+            assert time.monotonic() < stop, seen[-1]
+            seen.append(proc.health())
+        scanning = [h for h in seen if h["diagnostics"].get("detail") == "checking the folder for changed notes"]
+        assert scanning and all(h["coverage"] == "partial" for h in scanning)
+        assert all(not h["diagnostics"]["building"] for h in seen if h["coverage"] == "complete")
+        assert seen[-1]["diagnostics"]["pending_chunks"] == 0 and seen[-1]["indexed_count"] == 300
+    finally:
+        proc.close()
+
+
 @pytest.fixture
 def resident_home(tmp_path: Path) -> Iterator[RecallHome]:
     runtime = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # short: socket paths are bounded
@@ -133,19 +162,76 @@ def resident_home(tmp_path: Path) -> Iterator[RecallHome]:
         assert not left, f"resident brokers outlived their test: {left}"
 
 
-def test_a_resident_broker_embeds_a_note_added_while_it_runs(resident_home: RecallHome) -> None:
+def _leg_health(home: RecallHome) -> dict[str, Any]:
+    listed = home.recall("sources", "--json")
+    assert listed.code in (0, 3), listed.stdout + listed.stderr
+    return {s["source_id"]: s for s in listed.json["sources"]}["notes-meaning"]["health"]
+
+
+def _wait_until_complete(home: RecallHome, indexed: int) -> dict[str, Any]:
+    stop = time.monotonic() + 120
+    while True:
+        health = _leg_health(home)
+        if health["coverage"] == "complete" and health["indexed_count"] == indexed:
+            return health
+        assert time.monotonic() < stop, f"the leg did not reach {indexed} chunks: {health}"
+        time.sleep(0.3)
+
+
+def _leg_locators(home: RecallHome, question: str) -> list[str]:
+    found = home.recall("query", question, "--json")
+    assert found.code in (0, 2), found.stdout + found.stderr
+    assert found.json["coverage"] == "complete", found.stdout
+    return [r["locator"] for r in found.json["results"] if r["locator"].startswith("notes-meaning:")]
+
+
+def test_a_resident_broker_embeds_added_and_edited_notes_and_drops_deleted_ones(
+    resident_home: RecallHome,
+) -> None:
     home = resident_home
-    assert home.recall("refresh").code == 0
     started = home.recall("daemon", "start", "--json")
     assert started.code == 0, started.stderr
-    first = home.recall("query", QUESTION, "--json")
-    assert first.json["results"] == [] and first.json["coverage"] == "complete", first.stdout
+    health = _wait_until_complete(home, indexed=len(OTHER))
+    assert health["diagnostics"]["pending_chunks"] == 0 and health["diagnostics"]["building"] is False
+    assert _leg_locators(home, QUESTION) == []
+
     write_note(home.root / "notes", "scripts.md", PERMISSIONS)
     time.sleep(0.2)  # past the racy window: the stat check sees a settled note
-    found = home.recall("query", QUESTION, "--json")
-    assert found.code == 0, found.stdout + found.stderr
-    assert found.json["results"][0]["locator"] == "notes-meaning:scripts.md#L1-L3"
-    assert found.json["coverage"] == "complete"
+    assert _leg_locators(home, QUESTION)[:1] == ["notes-meaning:scripts.md#L1-L3"]
+
+    (home.root / "notes" / "scripts.md").write_text("# Shell scripts\n\nKept in bin.\n\n" + PERMISSIONS[17:])
+    time.sleep(0.2)
+    edited = _leg_locators(home, QUESTION)
+    assert edited[:1] == ["notes-meaning:scripts.md#L1-L5"]  # the new text's vector, not the old
+    assert "notes-meaning:scripts.md#L1-L3" not in edited
+    assert _wait_until_complete(home, indexed=len(OTHER) + 1)["record_count"] == len(OTHER) + 1
+
+    (home.root / "notes" / "scripts.md").unlink()
+    time.sleep(0.2)
+    assert not any(locator.startswith("notes-meaning:scripts.md") for locator in _leg_locators(home, QUESTION))
+    assert _wait_until_complete(home, indexed=len(OTHER))["record_count"] == len(OTHER)
+
+
+def test_a_watching_adapter_embeds_an_older_note_edited_in_place_with_no_search(tmp_path: Path) -> None:
+    """The check before a search sees only folder listings and recently edited notes;
+    the watch (an adapter a long-lived broker keeps) sees every edit, and embeds it."""
+    notes = tmp_path / "notes"
+    for name, text in OTHER.items():
+        write_note(notes, name, text, modified="2020-01-01")
+    proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt",
+                          env={LONG_LIVED_ENV: str(os.getpid())})
+    try:
+        proc.initialize(str(notes), str(tmp_path / "work"))
+        assert proc.refresh()["indexed_count"] == len(OTHER)
+        with (notes / "garden.md").open("a") as note:
+            note.write("\n## Pests\n\nAphids leave when ladybirds arrive.\n")
+        stop = time.monotonic() + 30
+        while (health := proc.health())["indexed_count"] != len(OTHER) + 1:
+            assert time.monotonic() < stop, f"the edit was not embedded: {health}"
+            time.sleep(0.1)
+        assert health["coverage"] == "complete" and health["diagnostics"]["pending_chunks"] == 0
+    finally:
+        proc.close()
 
 
 def test_a_killed_build_resumes_with_what_it_had_stored(tmp_path: Path) -> None:

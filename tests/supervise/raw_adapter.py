@@ -13,6 +13,8 @@ Scenarios (``plain`` behaves: it answers search, health and refresh, counting pr
   wrong_version       claims protocol version 2 in its manifest
   chatter             writes a line and a notification before the handshake reply
   slow_health         answers health only after a minute
+  slow_refresh        takes four seconds over a refresh, answering nothing meanwhile (one
+                      request at a time), and says work is left in its health until then
 Every pid it starts is appended to ``$FAULT_PIDFILE``.
 """
 
@@ -143,6 +145,8 @@ def health(request_id: object) -> None:
     status = {"status": "healthy", "checked_at": "2026-01-01T00:00:00Z", "coverage": "complete"}
     if SCENARIO == "chatter":  # a key that collides with the broker's own capture
         status["diagnostics"] = {"violations": "counted by the adapter"}
+    if SCENARIO == "slow_refresh" and not STATE.get("refreshed"):
+        status.update(status="degraded", coverage="partial", diagnostics={"detail": "12 notes left"})
     reply(request_id, dict(status, record_count=STATE["probes"]))
 
 
@@ -161,6 +165,10 @@ def main() -> None:
         elif method == "recall/cancel":
             if SCENARIO == "unknown_id":
                 error(frame["params"]["id"], -32007, "request cancelled")
+        elif method == "recall/refresh" and SCENARIO == "slow_refresh":
+            time.sleep(4)
+            STATE["refreshed"] = 1
+            health(request_id)
         elif method in ("recall/health", "recall/refresh"):
             health(request_id)
         elif method == "recall/shutdown":

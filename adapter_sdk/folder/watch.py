@@ -1,4 +1,6 @@
-"""Watch the notes folder and hand each change to the catch-up thread as it happens.
+"""Watch a folder of notes and hand each change, as it happens, to the adapter's
+index work (a :class:`ChangeSink`): the notes adapter's catch-up thread, or the
+semantic leg's rescans of the same folder.
 
 Uses the operating system's notifications (inotify on Linux) through
 ``watchfiles``; imported only by an adapter a long-lived broker spawned (at once)
@@ -20,11 +22,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from adapter_sdk.folder.scan import excluded_dir, folders, wanted
-from adapters.notes.catchup import Catchup
-from adapters.notes.settings import NotesSettings
+from adapter_sdk.folder.selection import FolderSelection
 
 DEBOUNCE_MS = 200
 # The notifier sleeps this long between looks at what arrived (and at the stop event),
@@ -36,8 +37,25 @@ STEP_MS = 25
 POLL_MS = 500
 
 
+class ChangeSink(Protocol):
+    """Where the watch hands what changed (``adapters.notes.catchup.Catchup`` is one)."""
+
+    @property
+    def swept_from(self) -> float:
+        """``time.time()`` at which the last completed sweep of the whole folder started."""
+        ...
+
+    def sweep(self, *, verify: bool = False) -> None:
+        """Check the whole folder; ``verify``: no change is known, only make sure."""
+        ...
+
+    def enqueue(self, paths: list[str]) -> None:
+        """Re-read (or forget) these notes, relative to the root."""
+        ...
+
+
 class Watcher:
-    def __init__(self, root: str, settings: NotesSettings, catchup: Catchup,
+    def __init__(self, root: str, settings: FolderSelection, catchup: ChangeSink,
                  known_dir: Callable[[str], bool]) -> None:
         self.root = os.path.realpath(root)
         self.settings = settings
@@ -58,7 +76,7 @@ class Watcher:
         )
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="notes-watch", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="folder-watch", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -72,7 +90,7 @@ class Watcher:
 
             notify = self._notifier(RustNotify)
         except Exception as exc:  # no notifier here: the search keeps checking instead
-            self.error = f"cannot watch the notes folder: {exc}"
+            self.error = f"cannot watch the folder: {exc}"
             return
         verify = True  # the first sweep only makes sure; a later one follows a folder change
         try:
