@@ -22,13 +22,16 @@ pytestmark = pytest.mark.skipif(
     reason=f"the semantic leg's model is missing: {semantic_extra_missing()}",
 )
 
-NOTES = 300  # one chunk each: a build of two batches, seconds long
+NOTES = 300  # one chunk each: a build of two batches, seconds long even on two idle cores
+# each chunk fills the model's window of word pieces, so no machine embeds the lot within
+# the first second, when the refresh first asks what is left
+VOYAGE = " ".join(f"leg {leg} of the voyage called at harbour {leg * 7} under a grey sky" for leg in range(6))
 
 
 def _home(root: Path, count: int = NOTES) -> RecallHome:
     notes = root / "notes"
     for n in range(count):
-        write_note(notes, f"n{n:03d}.md", f"# Crate {n}\n\nCrate {n} left the dock on day {n % 30} for port {n % 11}.\n")
+        write_note(notes, f"n{n:03d}.md", f"# Crate {n}\n\nCrate {n} left the dock on day {n % 30} for port {n % 11}; {VOYAGE}.\n")
     return RecallHome.build(root, notes={"notes": notes}, others={"notes-meaning": ("semantic", notes)})
 
 
