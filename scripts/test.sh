@@ -60,7 +60,7 @@ fi
 # the layering contracts in pyproject.toml ([tool.importlinter]); quiet unless one breaks
 log=$(.venv/bin/lint-imports --no-cache 2>&1) || { echo "$log"; exit 1; }
 # The semantic leg's model is a dependency of the default install, so its tests
-# (tests/semantic, the semantic conformance suite) run here with the rest;
+# (tests/adapters/semantic, the semantic conformance suite) run here with the rest;
 # RECALL_TEST_SEMANTIC=1 turns a missing model into a failure instead of a skip.
 RECALL_TEST_SEMANTIC=1 .venv/bin/python -m pytest -q "$@"
 

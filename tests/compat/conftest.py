@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-from tests.surfaces.conftest import workspace  # noqa: F401  (a fixture)
+from tests.broker.surfaces.conftest import workspace  # noqa: F401  (a fixture)

@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.cli.conftest import RECALL
+from tests.broker.cli.conftest import RECALL
 
 CONFIG = """\
 [[sources]]

@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from tests.surfaces.conftest import RECALL, Workspace
-from tests.surfaces.mcp_session import mcp_session
+from tests.broker.surfaces.conftest import RECALL, Workspace
+from tests.broker.surfaces.mcp_session import mcp_session
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}

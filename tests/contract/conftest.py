@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.surfaces.conftest import (  # noqa: F401 - fixtures shared with the surface tests
+from tests.broker.surfaces.conftest import (  # noqa: F401 - fixtures shared with the surface tests
     anyio_backend,
     default_server,
     wide_server,

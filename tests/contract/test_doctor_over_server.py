@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.surfaces.conftest import Served, Workspace
+from tests.broker.surfaces.conftest import Served, Workspace
 
 
 def checks(stdout: str) -> list[tuple[str, str]]:

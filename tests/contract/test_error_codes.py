@@ -6,7 +6,7 @@ import json
 
 import httpx
 
-from tests.surfaces.conftest import Served, Workspace
+from tests.broker.surfaces.conftest import Served, Workspace
 
 
 def sidecar_get(workspace: Workspace, locator: str) -> dict:

@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.surfaces.conftest import Served, Workspace
-from tests.surfaces.mcp_session import mcp_session
+from tests.broker.surfaces.conftest import Served, Workspace
+from tests.broker.surfaces.mcp_session import mcp_session
 
 QUERY = "restore drill"
 REFUSED = "refused"

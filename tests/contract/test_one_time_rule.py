@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.surfaces.conftest import Workspace
+from tests.broker.surfaces.conftest import Workspace
 
 QUERY = "restore drill"
 TEXTS = [

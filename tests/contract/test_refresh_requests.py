@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.surfaces.conftest import Served, Workspace
-from tests.surfaces.mcp_session import mcp_session
+from tests.broker.surfaces.conftest import Served, Workspace
+from tests.broker.surfaces.mcp_session import mcp_session
 
 BLANK = "   "
 

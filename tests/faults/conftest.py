@@ -1,7 +1,7 @@
 """One workspace with a profile per fault: a healthy source beside one that misbehaves.
 
 Misbehaving adapters are the suite's own fixtures (``tests/fixtures/fixture_adapter.py``
-and ``tests/supervise/raw_adapter.py``) and the real notes adapter. Every process a
+and ``tests/broker/supervise/raw_adapter.py``) and the real notes adapter. Every process a
 surface starts inherits ``RECALL_FAULT_RUN``, which is how the tests find orphans.
 """
 
@@ -19,15 +19,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.broker.surfaces.conftest import Served, start_server
 from tests.support.fixture_config import (
     FIXTURE_ADAPTER,
     adapter_registration,
     settings_table,
     source_table,
 )
-from tests.surfaces.conftest import Served, start_server
 
-RAW_ADAPTER = Path(__file__).resolve().parents[1] / "supervise" / "raw_adapter.py"
+RAW_ADAPTER = Path(__file__).resolve().parents[1] / "broker" / "supervise" / "raw_adapter.py"
 RECALL = str(Path(sys.executable).parent / "recall")
 RESTORE = {"id": "restore", "title": "Restore drill runbook", "body": "Restore the newest snapshot."}
 RAW_SCENARIOS = ("exit_in_handshake", "garbage", "oversized", "unknown_id", "hang", "slow_health")

@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.surfaces.conftest import fixture_request
-from tests.surfaces.mcp_session import mcp_session
+from tests.broker.surfaces.conftest import fixture_request
+from tests.broker.surfaces.mcp_session import mcp_session
 
 from .conftest import Fault, FaultWorkspace, workspace_fixture
 

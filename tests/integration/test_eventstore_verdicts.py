@@ -13,7 +13,7 @@ pytest.importorskip("polign_recall", reason="Polign Recall is installed by scrip
 from adapters.eventstore.binary import locate  # noqa: E402
 from broker.app import open_broker  # noqa: E402
 from broker.contracts import QueryRequest  # noqa: E402
-from tests.eventstore.eventstore_store import open_client, stop_store_server  # noqa: E402
+from tests.adapters.eventstore.eventstore_store import open_client, stop_store_server  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.gmail.adapter_process import AdapterProcess as GmailProcess
-from tests.gmail.conftest import write_token
-from tests.gmail.fake_gmail import FakeGmail
-from tests.gmail.mailbox import DRILL
-from tests.notes.adapter_process import NotesProcess
+from tests.adapters.gmail.adapter_process import AdapterProcess as GmailProcess
+from tests.adapters.gmail.conftest import write_token
+from tests.adapters.gmail.fake_gmail import FakeGmail
+from tests.adapters.gmail.mailbox import DRILL
+from tests.adapters.notes.adapter_process import NotesProcess
+from tests.adapters.tasks.adapter_process import AdapterProcess as TasksProcess
 from tests.support.adapter_process import AdapterError
-from tests.tasks.adapter_process import AdapterProcess as TasksProcess
 
 LOCATOR_UNKNOWN = -32002
 TYPED_FAILURES = {-32001, -32003}  # source_denied, locator_expired
@@ -127,8 +127,8 @@ def test_every_gmail_locator_expands(gmail: tuple[GmailProcess, FakeGmail], thre
 def eventstore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
     pytest.importorskip("polign_recall", reason="the eventstore adapter needs Polign Recall")
     from adapters.eventstore.binary import locate
-    from tests.eventstore.eventstore_process import AdapterProcess as EventStoreProcess
-    from tests.eventstore.eventstore_store import open_client, stop_store_server
+    from tests.adapters.eventstore.eventstore_process import AdapterProcess as EventStoreProcess
+    from tests.adapters.eventstore.eventstore_store import open_client, stop_store_server
 
     directory = tmp_path_factory.mktemp("polign") / "store"
     client = open_client(directory, locate(None)).__enter__()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gmail.fake_gmail import FakeGmail
+from tests.adapters.gmail.fake_gmail import FakeGmail
 
 RECALL = str(Path(sys.executable).parent / "recall")
 GUARDED_ADAPTER = Path(__file__).resolve().parent / "guarded_adapter.py"

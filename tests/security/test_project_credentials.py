@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.gmail.fake_gmail import (
+from tests.adapters.gmail.fake_gmail import (
     CLIENT_ID,
     CLIENT_SECRET,
     FIRST_ACCESS_TOKEN,

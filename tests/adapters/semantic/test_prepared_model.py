@@ -1,0 +1,103 @@
+"""The int8 model as onnxruntime prepares it is kept in the store and loaded from there.
+
+With the real weights (the default model); skipped where they are missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from adapters.semantic.encoders import missing
+
+pytestmark = pytest.mark.skipif(bool(missing()), reason=f"default model not installed: {missing()}")
+
+TEXTS = ["Double quotes are preferred.", "Official images are published on Docker Hub, tagged with each release."]
+
+
+def _prepared(store: Path) -> list[Path]:
+    from adapters.semantic.prepared_model import PREFIX
+
+    return sorted(store.glob(f"{PREFIX}*.onnx"))
+
+
+def test_the_first_load_keeps_the_prepared_model_and_the_vectors_are_the_same(tmp_path: Path) -> None:
+    import numpy as np
+
+    from adapters.semantic.encoders import load
+
+    unkept = load().encode(TEXTS)
+    first = load(cache_dir=tmp_path).encode(TEXTS)
+    (kept,) = _prepared(tmp_path)
+    again = load(cache_dir=tmp_path).encode(TEXTS)
+    assert np.array_equal(unkept, first)
+    assert np.array_equal(unkept, again)
+    assert _prepared(tmp_path) == [kept]
+    assert [p.name for p in tmp_path.iterdir()] == [kept.name]  # nothing half-written left
+
+
+def test_a_kept_model_is_loaded_without_preparing_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adapters.semantic import prepared_model
+    from adapters.semantic.onnx_model import weights_path
+
+    prepared_model.open_session(weights_path(), tmp_path)
+    (kept,) = _prepared(tmp_path)
+    written = kept.stat().st_mtime_ns
+
+    def prepare(*args: object) -> None:
+        raise AssertionError("the kept model was prepared again")
+
+    monkeypatch.setattr(prepared_model, "_prepare", prepare)
+    assert prepared_model.open_session(weights_path(), tmp_path) is not None
+    assert kept.stat().st_mtime_ns == written
+
+
+def test_other_weights_are_prepared_anew_and_replace_the_kept_model(tmp_path: Path) -> None:
+    from adapters.semantic.onnx_model import weights_path
+    from adapters.semantic.prepared_model import open_session
+
+    weights = tmp_path / "model.onnx"
+    shutil.copyfile(weights_path(), weights)
+    store = tmp_path / "store"
+    store.mkdir()
+    open_session(weights, store)
+    (before,) = _prepared(store)
+    stat = weights.stat()
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a new release of the weights
+    open_session(weights, store)
+    (after,) = _prepared(store)
+    assert after != before
+    assert not before.exists()
+
+
+def test_a_damaged_kept_model_is_prepared_again(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    import numpy as np
+
+    from adapters.semantic.encoders import load
+
+    expected = load().encode(TEXTS)
+    load(cache_dir=tmp_path)
+    (kept,) = _prepared(tmp_path)
+    kept.write_bytes(kept.read_bytes()[:1000])  # cut short
+    assert np.array_equal(load(cache_dir=tmp_path).encode(TEXTS), expected)
+    assert kept.stat().st_size > 1000
+    assert capfd.readouterr().out == ""  # an adapter's stdout is its protocol stream
+
+
+def test_a_store_that_cannot_be_written_still_gets_a_model(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import numpy as np
+
+    from adapters.semantic.encoders import load
+
+    not_a_folder = tmp_path / "store"
+    not_a_folder.write_text("")  # nothing can be written under it, not even by root
+    assert np.array_equal(load(cache_dir=not_a_folder).encode(TEXTS), load().encode(TEXTS))
+    assert [p.name for p in tmp_path.iterdir()] == ["store"]
+    assert capfd.readouterr().out == ""
