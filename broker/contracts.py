@@ -322,6 +322,23 @@ class Reranker(Model):
     rank_before: int | None = None
 
 
+class LegRank(Model):
+    """One source's rank of a record, among the sources that search its location."""
+
+    source_id: str
+    local_rank: int
+
+
+class FolderRank(Model):
+    """Where two sources search one location (the notes source and its meaning leg):
+    each one's rank of the record, and its rank in the location's one fused list,
+    the place whose score cross-source fusion gave it."""
+
+    location: str
+    legs: list[LegRank]
+    rank: int
+
+
 class TemporalExplanation(Model):
     """The verdict, the clock that decided it, and the inputs it was decided from."""
 
@@ -354,6 +371,7 @@ class Explanation(Model):
     corroboration: Corroboration
     freshness: Freshness = Field(default_factory=Freshness)
     reranker: Reranker = Field(default_factory=Reranker)
+    folder: FolderRank | None = None
     exact_promoted: bool = False
     score: float
     rank_constant: int = RANK_CONSTANT

@@ -102,8 +102,15 @@ class Cluster:
         return not self.exact and all(floor_relevance(c) < floor for c in self.candidates)
 
 
-def strength(group: Group) -> tuple[float, str]:
-    return (-group.score, group.root)
+def strength(group: Group) -> tuple[float, int, str]:
+    """Best first; between equal scores, a folder's fused order (:mod:`broker.fusion.folder`)."""
+    return (-group.score, folder_rank(group), group.root)
+
+
+def folder_rank(group: Group) -> int:
+    """The group's rank in its folder's fused list, 0 outside one: it breaks ties in score
+    within a folder, whose reassigned scores repeat where its records' best terms did."""
+    return group.folder.rank if group.folder is not None else 0
 
 
 class _Disjoint:

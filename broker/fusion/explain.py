@@ -61,6 +61,7 @@ def render(
             observed_at=basis.observed_at,
             confirmed_at=basis.confirmed_at,
         ),
+        folder=cluster.basis.folder,
         exact_promoted=exact_promoted,
         score=cluster.score,
         rank_constant=rank_constant,

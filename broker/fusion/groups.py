@@ -5,7 +5,9 @@
 
 Maximum, not sum: one record seen from two sources is still one record. Per
 source the best (lowest) local rank counts, with the relevance *of that same
-candidate*. Fusion reads local rank, priors and relevance — never ``local_score``.
+candidate*. Where two sources search one location, their rankings are first
+fused into the location's one list (:mod:`broker.fusion.folder`), and a record of
+it scores by its place there instead. Fusion reads local rank, priors and relevance — never ``local_score``.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import orjson
 
-from broker.contracts import Candidate, MatchSignal, Prior, QueryClass, Verdict
+from broker.contracts import Candidate, FolderRank, MatchSignal, Prior, QueryClass, Verdict
 from broker.errors import FusionError
+from broker.fusion.folder import FolderPlace, folder_places
 from broker.fusion.lineage import Lineage, LineageGraph
 from broker.fusion.priors import effective_prior
 from broker.fusion.request import SourceFacts
@@ -41,6 +44,8 @@ class Group:
     exact: bool
     exact_alias: bool
     exact_identity: bool
+    folder: FolderRank | None = None
+    """The record's place in its location's fused list, when two sources search that location."""
     verdict: Verdict = Verdict.current
     """Set by the temporal stage; groups of different verdicts never cluster."""
 
@@ -156,9 +161,25 @@ def build_groups(
         members, lineages = by_root.setdefault(lineage.root, ([], []))
         members.append(candidate)
         lineages.append(lineage)
+    def term(c: Candidate) -> float:
+        return priors[c.source_uid].effective * fused_relevance(c) / (rank_constant + c.local_rank)
+
+    places = folder_places({root: members for root, (members, _) in by_root.items()}, sources, term)
     return [
-        _score(root, *by_root[root], priors, identifiers, rank_constant) for root in sorted(by_root)
+        _score(root, *by_root[root], priors, identifiers, _located(root, sources, places), term)
+        for root in sorted(by_root)
     ]
+
+
+def _located(
+    root: str, sources: Mapping[str, SourceFacts], places: Mapping[tuple[str, str], FolderPlace]
+) -> dict[str, FolderPlace]:
+    """Source uid -> the place ``root`` holds in that source's location's fused list, where it has one."""
+    return {
+        uid: places[(root, facts.location_key)]
+        for uid, facts in sources.items()
+        if facts.location_key is not None and (root, facts.location_key) in places
+    }
 
 
 def _score(
@@ -167,15 +188,13 @@ def _score(
     lineages: list[Lineage],
     priors: Mapping[str, Prior],
     identifiers: frozenset[str],
-    rank_constant: int,
+    located: Mapping[str, FolderPlace],
+    term: Callable[[Candidate], float],
 ) -> Group:
     best: dict[str, Candidate] = {}
     for c in candidates:  # candidate order: the first per source holds its best rank
         best.setdefault(c.source_uid, c)
-    score = max(
-        priors[uid].effective * fused_relevance(c) / (rank_constant + c.local_rank)
-        for uid, c in best.items()
-    )
+    score = max(located[uid].score if uid in located else term(c) for uid, c in best.items())
     primary = candidates[0]
     for c in candidates[1:]:
         if priors[c.source_uid].effective > priors[primary.source_uid].effective:
@@ -192,4 +211,5 @@ def _score(
             is_exact(c) and MatchSignal.alias in (c.match_signals or ()) for c in candidates
         ),
         exact_identity=any(is_exact(c) and names_identifier(c, identifiers) for c in candidates),
+        folder=located[primary.source_uid].rank if primary.source_uid in located else None,
     )

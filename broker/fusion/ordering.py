@@ -2,7 +2,8 @@
 
 Promotion is a partition, not a bonus: promotable clusters sort above all
 others, each partition by cluster score. Within a partition ties break by the
-score basis's local rank (only when both scores are exactly 0, where the score
+score basis's rank in its folder's fused list (two records of one folder can
+carry one score, :mod:`broker.fusion.folder`), by its local rank (only when both scores are exactly 0, where the score
 discarded every source's ordering), then its locator, candidate id, and the
 cluster's lineage root — a unique key, so arrival order never matters.
 """
@@ -10,7 +11,7 @@ cluster's lineage root — a unique key, so arrival order never matters.
 from __future__ import annotations
 
 from broker.contracts import QueryClass
-from broker.fusion.clusters import Cluster
+from broker.fusion.clusters import Cluster, folder_rank
 
 
 def promotable(
@@ -45,6 +46,7 @@ def order_clusters(
         return (
             id(c) not in promoted,
             -c.score,
+            folder_rank(c.basis),
             basis.local_rank if c.score == 0 else 0,
             basis.locator,
             basis.candidate_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from broker.contracts import (
     Corroboration,
     Explanation,
+    FolderRank,
     Freshness,
     Prior,
     Reranker,
@@ -113,6 +114,13 @@ def _reranker(r: Reranker) -> str:
     return text
 
 
+def _folder(f: FolderRank | None) -> str:
+    if f is None:
+        return ""
+    legs = ", ".join(f"{leg.source_id} {leg.local_rank}" for leg in f.legs)
+    return f"rank {f.rank} in {f.location}, fused within it from {legs}"
+
+
 def _score(e: Explanation) -> str:
     if not e.score and not e.rank_constant:
         return ""
@@ -128,6 +136,7 @@ def explanation_block(e: Explanation) -> str:
     rows = (
         ("source", _source(e)),
         ("local rank", _local_rank(e)),
+        ("folder rank", _folder(e.folder)),
         ("matches", joined(e.match_signals)),
         ("prior", _prior(e.prior)),
         ("relevance", _relevance(e)),

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from fusion_builders import cand, facts, run
+from fusion_builders import EXACT, cand, facts, run
 
 from broker.contracts import Mode
 
@@ -191,3 +191,69 @@ def test_a_sources_best_chunk_it_ranks_below_the_next_page_is_left_out() -> None
     out = run(_summary_first(lexical_rank_of_next_page=2), sources=ONE_FOLDER)
     assert [r.primary.source_record_id for r in out.results] == ["du.md", "df.md"]
     assert [m.lineage_root for m in out.results[0].members] == ["01MIRROR:du.md#L3-L5"]
+
+
+
+# the notes source and a second source over the same folder (its meaning leg), and mail
+FOLDER_AND_MAIL = [facts("notes", location="/home/u/notes"), facts("tasks", location="/home/u/notes"),
+                   facts("mail")]
+
+
+def _agreed_in_the_folder(relevance: tuple[float, float, float] = (0.8, 0.6, 0.5)) -> list:
+    # the lexical source ranks a.md first and z.md second; the leg over the same folder ranks
+    # z.md first (the same chunk: its root is the lexical chunk's) and never a.md
+    a, z_lexical, z_leg = relevance
+    return [cand("notes:a.md#L1-L9", 1, relevance=a), cand("notes:z.md#L1-L9", 2, relevance=z_lexical),
+            cand("tasks:z.md#L1-L9", 1, relevance=z_leg, derived_from=["notes:z.md#L1-L9"]),
+            cand("mail:m1", 1, relevance=0.9)]
+
+
+def test_a_record_both_sources_of_a_folder_rank_goes_first_among_the_folders_records() -> None:
+    out = run(_agreed_in_the_folder(), sources=FOLDER_AND_MAIL)
+    assert [r.primary.source_record_id for r in out.results] == ["m1", "z.md", "a.md"]
+    # z.md takes the folder's first place and the score a.md earned there; a.md the second's
+    assert [r.score for r in out.results[1:]] == pytest.approx([0.8 / 61, 0.6 / 62])
+
+
+def test_agreement_inside_a_folder_does_not_lift_it_above_another_sources_first_record() -> None:
+    # summed, z.md's two terms (0.6/62 + 0.5/61) would outscore the mail's one (0.9/61)
+    out = run(_agreed_in_the_folder(), sources=FOLDER_AND_MAIL)
+    assert out.results[0].primary.source_id == "mail"
+    assert out.results[0].score == pytest.approx(0.9 / 61)
+    assert out.results[1].score < out.results[0].score
+
+
+def test_records_of_a_folder_carrying_one_score_keep_the_folders_order() -> None:
+    # every best term is 0.8/61 here, so the two records share it; the fused order decides
+    out = run(_agreed_in_the_folder(relevance=(0.8, 0.8, 0.8)), sources=FOLDER_AND_MAIL)
+    assert [r.primary.source_record_id for r in out.results] == ["m1", "z.md", "a.md"]
+
+
+def test_explain_shows_each_sources_rank_in_the_folder_and_the_folders_fused_rank() -> None:
+    out = run(_agreed_in_the_folder(), sources=FOLDER_AND_MAIL)
+    folder = out.results[1].explanation.folder
+    assert folder is not None
+    assert folder.location == "/home/u/notes"
+    assert [(leg.source_id, leg.local_rank) for leg in folder.legs] == [("notes", 2), ("tasks", 1)]
+    assert folder.rank == 1
+    assert out.results[2].explanation.folder is not None
+    assert out.results[2].explanation.folder.rank == 2
+    assert out.results[0].explanation.folder is None
+
+
+def test_a_folder_one_source_answered_for_keeps_that_sources_ranks() -> None:
+    pool = [cand("notes:a.md#L1-L9", 1, relevance=0.5), cand("notes:b.md#L1-L9", 2, relevance=0.9)]
+    out = run(pool, sources=FOLDER_AND_MAIL)
+    assert [r.primary.source_record_id for r in out.results] == ["b.md", "a.md"]
+    assert [r.score for r in out.results] == pytest.approx([0.9 / 62, 0.5 / 61])
+    assert out.results[0].explanation.folder is None
+
+
+def test_a_chunk_the_question_names_exactly_keeps_its_own_score_in_its_folder() -> None:
+    # the alias line matches exactly and only lexically; agreement elsewhere does not take its place
+    pool = [cand("notes:a.md#L5-L5", 1, relevance=0.9, match_signals=EXACT),
+            cand("notes:a.md#L12-L18", 2, relevance=0.8),
+            cand("tasks:a.md#L12-L18", 1, relevance=0.8, derived_from=["notes:a.md#L12-L18"])]
+    out = run(pool, query="restore drill", sources=FOLDER_AND_MAIL)
+    assert out.results[0].primary.locator == "notes:a.md#L5-L5"
+    assert out.results[0].explanation.folder is None

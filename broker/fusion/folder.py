@@ -1,0 +1,71 @@
+"""One ranking per location: sources that search one folder are fused before sources are.
+
+The notes source and its meaning leg search the same folder and rank the same
+chunks. Entered into cross-source fusion as two sources, a chunk both found
+either counts once (the larger term: their agreement is lost) or twice (the
+sum: the folder gets two votes against a task list's or a mailbox's one). So
+the sources of one location are first fused into one list of its records,
+
+    folder order: by sum over the location's sources s that ranked r of
+                  prior(s) * relevance(s, r) / (rank_constant + best_rank(s, r))
+
+(ties by the larger term, then root), and that list enters cross-source fusion
+as one source would: the record at the folder's i-th place scores the i-th
+largest of the folder's records' own scores (each the larger of its sources'
+terms, as without this step). The folder offers the same scores as before, so
+it weighs no more against tasks or mail; agreement inside it only decides
+which of its records holds which. A location only one source answered for
+keeps that source's ranks and scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from broker.contracts import Candidate, FolderRank, LegRank, MatchSignal
+from broker.fusion.request import SourceFacts
+
+
+@dataclass(frozen=True)
+class FolderPlace:
+    """A record's place in its location's fused list, and the score that place carries."""
+
+    rank: FolderRank
+    score: float
+
+
+def folder_places(
+    by_root: Mapping[str, Sequence[Candidate]],
+    sources: Mapping[str, SourceFacts],
+    term: Callable[[Candidate], float],
+) -> dict[tuple[str, str], FolderPlace]:
+    """The place of each (root, location) where two or more sources of one location answered;
+    ``by_root`` holds each root's candidates in candidate order, ``term`` is a candidate's
+    reciprocal-rank term (prior times relevance over rank constant plus rank)."""
+    best: dict[str, dict[str, dict[str, Candidate]]] = {}  # location -> root -> uid -> best candidate
+    for root, candidates in by_root.items():
+        if any(MatchSignal.exact_identifier in (c.match_signals or ()) for c in candidates):
+            continue  # named by the question: it keeps its own score, agreement or not
+        for c in candidates:
+            location = sources[c.source_uid].location_key
+            if location is not None:
+                best.setdefault(location, {}).setdefault(root, {}).setdefault(c.source_uid, c)
+    places: dict[tuple[str, str], FolderPlace] = {}
+    for location, records in best.items():
+        if len({uid for legs in records.values() for uid in legs}) < 2:
+            continue
+        terms = {root: [term(c) for c in legs.values()] for root, legs in records.items()}
+        fused = sorted(records, key=lambda root: (-sum(terms[root]), -max(terms[root]), root))
+        scores = sorted((max(values) for values in terms.values()), reverse=True)
+        for rank, (root, score) in enumerate(zip(fused, scores, strict=True), start=1):
+            legs = sorted(records[root].values(), key=lambda c: c.source_id)
+            places[(root, location)] = FolderPlace(
+                rank=FolderRank.model_construct(
+                    location=location,
+                    legs=[LegRank.model_construct(source_id=c.source_id, local_rank=c.local_rank) for c in legs],
+                    rank=rank,
+                ),
+                score=score,
+            )
+    return places
