@@ -13,13 +13,12 @@ and a note changed since it was embedded, keep the chunk's opening as a preview.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapter_sdk.markdown.chunking import indexable, parse_note
+from adapters.semantic.note_bytes import unchanged_bytes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,11 +70,8 @@ class SentenceExcerpts:
         return self._known[key]
 
     def _text(self, chunk: IndexedChunk) -> str | None:
-        try:
-            data = (Path(self.root) / chunk.path).read_bytes()
-        except OSError:
-            return None
-        if hashlib.sha256(data).hexdigest() != chunk.sha256:  # changed since it was embedded
+        data = unchanged_bytes(self.root, chunk)
+        if data is None:
             return None
         try:
             parsed = parse_note(chunk.path, data.decode("utf-8"))

@@ -11,11 +11,10 @@ chunk's title and preview stand for it.
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapter_sdk.lexical import analyze_query, matching_stem, tokenize
+from adapters.semantic.note_bytes import unchanged_bytes
 
 if TYPE_CHECKING:
     from adapters.semantic.index import IndexedChunk
@@ -52,10 +51,5 @@ class NoteWords:
         return self._known[key]
 
     def _text(self, chunk: IndexedChunk) -> str | None:
-        try:
-            data = (Path(self.root) / chunk.path).read_bytes()
-        except OSError:
-            return None
-        if hashlib.sha256(data).hexdigest() != chunk.sha256:
-            return None
-        return data.decode("utf-8", errors="replace")
+        data = unchanged_bytes(self.root, chunk)
+        return None if data is None else data.decode("utf-8", errors="replace")
