@@ -7,9 +7,13 @@ import ipaddress
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from broker.surfaces.commands._common import add_profile
 from broker.surfaces.streams import Streams
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 HELP = "serve the HTTP API on loopback"
 DESCRIPTION = """Serve the /v1 HTTP API for one profile, keeping adapters warm between requests.
@@ -125,6 +129,15 @@ def serve(args: argparse.Namespace, io: Streams, on_listening: Callable[[str], N
     from broker.project_settings import vet_project_settings
     from broker.surfaces.http.asgi_app import create_app
 
+    class _SignalledServer(uvicorn.Server):
+        """A server that remembers the signal that stopped it, for the exit status (130, 143)."""
+
+        stopped_by: int | None = None
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            self.stopped_by = sig
+            super().handle_exit(sig, frame)
+
     mark_long_lived()  # its adapters watch their sources at once
 
     if args.request_timeout <= 0:
@@ -159,7 +172,7 @@ def serve(args: argparse.Namespace, io: Streams, on_listening: Callable[[str], N
         request_timeout=args.request_timeout,
         log_requests=args.log_requests,
     )
-    server = uvicorn.Server(
+    server = _SignalledServer(
         uvicorn.Config(
             app,
             lifespan="on",
@@ -183,4 +196,6 @@ def serve(args: argparse.Namespace, io: Streams, on_listening: Callable[[str], N
         server.run(sockets=[listener])
     finally:
         listener.close()
+    if server.stopped_by is not None:  # uvicorn re-raises it, which an inherited "ignore" swallows
+        return 128 + server.stopped_by
     return 0 if server.started else 1

@@ -64,3 +64,21 @@ def test_open_without_a_browser_prints_the_address_and_serves(workspace: Workspa
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=30)
+
+
+def test_open_ends_with_the_signals_status_when_it_was_started_ignoring_sigint(workspace: Workspace, tmp_path: Path):
+    """A command started in the background inherits an ignored SIGINT; the server still stops on it
+    and says so in its status, not 0."""
+    process = subprocess.Popen(
+        [RECALL, "open", "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**workspace.env, "BROWSER": str(tmp_path / "must-not-run")}, cwd=workspace.root,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().rsplit(" at ", 1)[1].strip()
+        assert httpx.get(url + "/", timeout=60).status_code == 200
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    assert process.returncode == 130
