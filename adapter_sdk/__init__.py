@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from adapter_sdk.collector import loading, start_quietly
+    from adapter_sdk.entry import serve_quietly
     from adapter_sdk.protocol import (
         PROTOCOL_VERSION_MAX,
         PROTOCOL_VERSION_MIN,
@@ -93,6 +94,7 @@ __all__ = [
     "long_lived",
     "run",
     "serve",
+    "serve_quietly",
     "start_quietly",
     "trusted_only",
 ]
@@ -109,6 +111,8 @@ def _home(name: str) -> str:
         return "adapter_sdk.collector"
     if name == "long_lived":
         return "adapter_sdk.residence"
+    if name == "serve_quietly":
+        return "adapter_sdk.entry"
     return "adapter_sdk.protocol"
 
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def main() -> None:
-    from adapter_sdk import start_quietly
-
-    start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk import run
+if TYPE_CHECKING:
     from adapters.eventstore.adapter import EventStoreAdapter
 
-    run(EventStoreAdapter())
+
+def main() -> None:
+    from adapter_sdk import serve_quietly
+
+    serve_quietly(_adapter)
+
+
+def _adapter() -> EventStoreAdapter:
+    from adapters.eventstore.adapter import EventStoreAdapter
+
+    return EventStoreAdapter()
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ read-only Gmail access and writes the token file the adapter reads.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from adapters.gmail.adapter import GmailAdapter
 
 
 def main() -> None:
@@ -16,13 +20,15 @@ def main() -> None:
         from adapters.gmail.consent import main as consent_main
 
         sys.exit(consent_main(arguments))
-    from adapter_sdk import start_quietly
+    from adapter_sdk import serve_quietly
 
-    start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk import run
+    serve_quietly(_adapter)
+
+
+def _adapter() -> GmailAdapter:
     from adapters.gmail.adapter import GmailAdapter
 
-    run(GmailAdapter())
+    return GmailAdapter()
 
 
 if __name__ == "__main__":

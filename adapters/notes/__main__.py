@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def main() -> None:
-    from adapter_sdk import start_quietly
-
-    start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk import run
+if TYPE_CHECKING:
     from adapters.notes.adapter import NotesAdapter
 
-    run(NotesAdapter())
+
+def main() -> None:
+    from adapter_sdk import serve_quietly
+
+    serve_quietly(_adapter)
+
+
+def _adapter() -> NotesAdapter:
+    from adapters.notes.adapter import NotesAdapter
+
+    return NotesAdapter()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@ With no arguments it serves protocol v1 on stdio. ``recall-postgres ingest DIR
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from adapters.postgres.adapter import PostgresAdapter
 
 
 def main() -> None:
@@ -15,13 +19,15 @@ def main() -> None:
         from adapters.postgres.ingest_cli import main as ingest_main
 
         sys.exit(ingest_main(arguments))
-    from adapter_sdk import start_quietly
+    from adapter_sdk import serve_quietly
 
-    start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk import run
+    serve_quietly(_adapter)
+
+
+def _adapter() -> PostgresAdapter:
     from adapters.postgres.adapter import PostgresAdapter
 
-    run(PostgresAdapter())
+    return PostgresAdapter()
 
 
 if __name__ == "__main__":

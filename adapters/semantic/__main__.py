@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from adapters.semantic.adapter import SemanticAdapter
+
 
 def main() -> None:
     import os
@@ -10,13 +15,15 @@ def main() -> None:
     # broker and other adapters loses far more to spinning threads than it gains
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from adapter_sdk import start_quietly
+    from adapter_sdk import serve_quietly
 
-    start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk import run
+    serve_quietly(_adapter)
+
+
+def _adapter() -> SemanticAdapter:
     from adapters.semantic.adapter import SemanticAdapter
 
-    run(SemanticAdapter())
+    return SemanticAdapter()
 
 
 if __name__ == "__main__":

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def main() -> None:
-    from adapter_sdk import start_quietly
-
-    start_quietly()  # before the imports: they allocate much, none of it garbage
-    from adapter_sdk import run
+if TYPE_CHECKING:
     from adapters.tasks.adapter import TasksAdapter
 
-    run(TasksAdapter())
+
+def main() -> None:
+    from adapter_sdk import serve_quietly
+
+    serve_quietly(_adapter)
+
+
+def _adapter() -> TasksAdapter:
+    from adapters.tasks.adapter import TasksAdapter
+
+    return TasksAdapter()
 
 
 if __name__ == "__main__":
