@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from broker.contracts import (
     Corroboration,
     Explanation,
@@ -59,22 +61,33 @@ def _corroboration(c: Corroboration) -> str:
     return text
 
 
+def _set_fields(fields: tuple[tuple[str, object], ...]) -> list[str]:
+    """``label value`` for each field that is set (not None, not empty), in order:
+    times stamped, lists joined."""
+    return [f"{label} {_field_text(value)}" for label, value in fields if value]
+
+
+def _field_text(value: object) -> str:
+    if isinstance(value, datetime):
+        return stamp(value)
+    if isinstance(value, list):
+        return joined(value)
+    return str(value)
+
+
 def _freshness(f: Freshness) -> str:
     parts = [f.mode] if f.mode else []
-    for label, value in (
-        ("revision", f.source_revision),
-        ("generation", f.index_generation),
-        ("model", f.index_model),
-        ("index config", f.index_config),
-    ):
-        if value:
-            parts.append(f"{label} {value}")
-    if f.observed_at is not None:
-        parts.append(f"observed {stamp(f.observed_at)}")
-    if f.confirmed_at is not None:
-        parts.append(f"confirmed {stamp(f.confirmed_at)}")
-    if f.as_of_honored:
-        parts.append(f"as_of {f.as_of_honored}")
+    parts += _set_fields(
+        (
+            ("revision", f.source_revision),
+            ("generation", f.index_generation),
+            ("model", f.index_model),
+            ("index config", f.index_config),
+            ("observed", f.observed_at),
+            ("confirmed", f.confirmed_at),
+            ("as_of", f.as_of_honored),
+        )
+    )
     return ", ".join(parts)
 
 
@@ -82,23 +95,19 @@ def _verdict(t: TemporalExplanation | None) -> str:
     """The verdict and every input it was decided from."""
     if t is None:
         return ""
-    inputs = [f"valid time {stamp(t.evaluated_at)}"]
-    if t.known_at is not None:
-        inputs.append(f"transaction time {stamp(t.known_at)}")
-    if t.recorded_at is not None:
-        inputs.append(f"recorded {stamp(t.recorded_at)}")
-    if t.valid_from is not None:
-        inputs.append(f"valid from {stamp(t.valid_from)}")
-    if t.valid_to is not None:
-        inputs.append(f"valid to {stamp(t.valid_to)}")
-    if t.superseded_by:
-        inputs.append(f"superseded by {t.superseded_by}")
-    if t.supersedes:
-        inputs.append(f"supersedes {joined(t.supersedes)}")
-    if t.claimed_by:
-        inputs.append(f"claimed by {joined(t.claimed_by)}")
-    if t.note:
-        inputs.append(f"note {t.note}")
+    inputs = _set_fields(
+        (
+            ("valid time", t.evaluated_at),
+            ("transaction time", t.known_at),
+            ("recorded", t.recorded_at),
+            ("valid from", t.valid_from),
+            ("valid to", t.valid_to),
+            ("superseded by", t.superseded_by),
+            ("supersedes", t.supersedes),
+            ("claimed by", t.claimed_by),
+            ("note", t.note),
+        )
+    )
     clock = str(t.clock).replace("_", " ")
     return f"{t.verdict} by {clock} ({'; '.join(inputs)})"
 
