@@ -52,6 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from isolation import private_env  # noqa: E402
 from measures import median  # noqa: E402
 from notes_bench import generate  # noqa: E402
 
@@ -87,14 +88,7 @@ def notes_folder(workdir: Path, size: str) -> Path:
 class Recall:
     def __init__(self, home: Path, notes: Path) -> None:
         self.home = home
-        self.env = {
-            **os.environ,
-            "XDG_CONFIG_HOME": str(home / "config"),
-            "XDG_STATE_HOME": str(home / "state"),
-            "XDG_CACHE_HOME": str(home / "cache"),
-            "RECALL_DAEMON": "0",
-        }
-        self.env.pop("RECALL_SERVER", None)
+        self.env = private_env(home)
         config = home / "config" / "recall" / "config.toml"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
 import time
 from typing import Any
 
+from isolation import stop_group
 from measures import median, p95, tree_rss_kb
 
 QUERIES = ("postgres backup restore", "wireguard certificate renewal", "grafana alert disk")
@@ -165,12 +164,7 @@ def _concurrent_serve(env: Any, runs: Any) -> dict[str, Any]:
             result.update({key: value for key, value in watched.items() if "rss" not in key})
         return result
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        stop_group(server)
 
 
 def _load(pid: int, port: int, per_client: int, prefix: str) -> dict[str, Any]:

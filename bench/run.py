@@ -47,7 +47,6 @@ import os
 import platform
 import re
 import resource
-import signal
 import subprocess
 import sys
 import tempfile
@@ -59,6 +58,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import Corpus, ensure  # noqa: E402
+from isolation import private_env, stop_group  # noqa: E402
 from measures import median, p95, tree_rss_kb  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,14 +104,7 @@ class Env:
         self.home = home
         self.corpus = corpus
         self.recall = recall
-        self.vars = {
-            **os.environ,
-            "XDG_CONFIG_HOME": str(home / "config"),
-            "XDG_STATE_HOME": str(home / "state"),
-            "XDG_CACHE_HOME": str(home / "cache"),
-            "RECALL_DAEMON": "0",
-        }
-        self.vars.pop("RECALL_SERVER", None)
+        self.vars = private_env(home)
 
     def write_config(self) -> None:
         sources = {
@@ -268,12 +261,7 @@ def serve(env: Env, runs: Runs) -> dict[str, Any]:
             "resident_cli_exit_codes": sorted(resident_codes),
         }
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        stop_group(server)
 
 
 def interpreter_time(recall: Path, runs: Runs) -> dict[str, Any]:

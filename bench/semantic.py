@@ -37,6 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from isolation import private_env  # noqa: E402
 from measures import median, p95  # noqa: E402
 from notes_bench import generate  # noqa: E402
 
@@ -55,15 +56,7 @@ class Home:
         self.root = root
         self.recall = recall
         self.runtime = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # short: socket paths
-        self.env = {
-            **os.environ,
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_STATE_HOME": str(root / "state"),
-            "XDG_CACHE_HOME": str(root / "cache"),
-            "XDG_RUNTIME_DIR": str(self.runtime),
-            "RECALL_DAEMON": "0",
-        }
-        self.env.pop("RECALL_SERVER", None)
+        self.env = private_env(root, XDG_RUNTIME_DIR=str(self.runtime))
         config = root / "config" / "recall" / "config.toml"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(
