@@ -329,18 +329,21 @@ def _any(value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
     return value
 
 
-def _none(value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
-    if value is None:
-        return None
-    problems.append(_problem(loc, "none_required", "Input should be None"))
-    return _INVALID
+def _exactly(kind: type, problem: str, message: str) -> Check:
+    """The check that passes a ``kind`` through as it is and reports anything else."""
+
+    def check(value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
+        if isinstance(value, kind):
+            return value
+        problems.append(_problem(loc, problem, message))
+        return _INVALID
+
+    return check
 
 
-def _str(value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
-    if isinstance(value, str):
-        return value
-    problems.append(_problem(loc, "string_type", "Input should be a valid string"))
-    return _INVALID
+_none = _exactly(type(None), "none_required", "Input should be None")
+_str = _exactly(str, "string_type", "Input should be a valid string")
+_bool = _exactly(bool, "bool_type", "Input should be a valid boolean")
 
 
 def _int(value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
@@ -364,13 +367,6 @@ def _float(value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     problems.append(_problem(loc, "float_type", "Input should be a valid number"))
-    return _INVALID
-
-
-def _bool(value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
-    if isinstance(value, bool):
-        return value
-    problems.append(_problem(loc, "bool_type", "Input should be a valid boolean"))
     return _INVALID
 
 
