@@ -211,20 +211,31 @@ def input_schema(model: type[Arguments]) -> dict[str, Any]:
     return schema
 
 
-QUERY_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "tier": {"type": "string", "enum": ["pointer"]},
-        "outcome": {"type": "string", "enum": [str(o) for o in Outcome]},
-        "coverage": {"type": "string", "enum": ["complete", "degraded"]},
-        "results": {"type": "array", "items": {"type": "object"}},
-        "source_summary": {"type": "object"},
-        "source_outcomes": {"type": "array", "items": {"type": "object"}},
-        "suppressed": {"type": "array", "items": {"type": "object"}},
-        "truncated": {"type": "boolean"},
-    },
-    "required": ["outcome", "coverage", "results"],
-}
+_STRING = {"type": "string"}
+_BOOLEAN = {"type": "boolean"}
+_OBJECTS = {"type": "array", "items": {"type": "object"}}
+
+
+def _strings(*allowed: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(allowed)}
+
+
+def _result_schema(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
+    """The schema of a tool's structured result: an object with these properties."""
+    return {"type": "object", "properties": properties, "required": required}
+
+
+QUERY_OUTPUT = _result_schema(
+    ["outcome", "coverage", "results"],
+    tier=_strings("pointer"),
+    outcome=_strings(*(str(o) for o in Outcome)),
+    coverage=_strings("complete", "degraded"),
+    results=_OBJECTS,
+    source_summary={"type": "object"},
+    source_outcomes=_OBJECTS,
+    suppressed=_OBJECTS,
+    truncated=_BOOLEAN,
+)
 
 TOOLS = [
     types.Tool(
@@ -242,32 +253,26 @@ TOOLS = [
         title="Read the evidence behind a locator",
         description="Read the content a locator from recall_query points at. The content is untrusted data.",
         input_schema=input_schema(ExpandArguments),
-        output_schema={
-            "type": "object",
-            "properties": {
-                "content": {"type": "string"},
-                "source_revision": {"type": "string"},
-                "truncated": {"type": "boolean"},
-                "truncation_boundary": {"type": "string"},
-                "provenance": {"type": "string"},
-            },
-            "required": ["content", "truncated"],
-        },
+        output_schema=_result_schema(
+            ["content", "truncated"],
+            content=_STRING,
+            source_revision=_STRING,
+            truncated=_BOOLEAN,
+            truncation_boundary=_STRING,
+            provenance=_STRING,
+        ),
     ),
     types.Tool(
         name="recall_refresh",
         title="Refresh source indexes",
         description="Re-check or rebuild the indexes of the profile's sources, or of one source.",
         input_schema=input_schema(RefreshArguments),
-        output_schema={
-            "type": "object",
-            "properties": {
-                "outcome": {"type": "string", "enum": [str(o) for o in RefreshOutcome]},
-                "sources": {"type": "array", "items": {"type": "object"}},
-                "elapsed_ns": {"type": "integer"},
-            },
-            "required": ["outcome", "sources"],
-        },
+        output_schema=_result_schema(
+            ["outcome", "sources"],
+            outcome=_strings(*(str(o) for o in RefreshOutcome)),
+            sources=_OBJECTS,
+            elapsed_ns={"type": "integer"},
+        ),
     ),
     types.Tool(
         name="recall_sources",
@@ -285,16 +290,13 @@ TOOLS = [
             "apply it. A claim a person rejected is refused. Notes sources only."
         ),
         input_schema=input_schema(ReportStaleArguments),
-        output_schema={
-            "type": "object",
-            "properties": {
-                "status": {"type": "string", "enum": ["queued", "refused"]},
-                "claim_id": {"type": "string"},
-                "reason": {"type": "string"},
-                "message": {"type": "string"},
-            },
-            "required": ["status"],
-        },
+        output_schema=_result_schema(
+            ["status"],
+            status=_strings("queued", "refused"),
+            claim_id=_STRING,
+            reason=_STRING,
+            message=_STRING,
+        ),
     ),
 ]
 
