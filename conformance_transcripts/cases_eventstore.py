@@ -37,6 +37,7 @@ from pathlib import Path
 
 from adapter_sdk.conformance import CaseSpec
 from adapter_sdk.conformance.cases import CaseRequests, cancel_inflight, shutdown, version_rejection
+from adapter_sdk.conformance.detached import running
 
 ARGV = [sys.executable, "-m", "adapters.eventstore"]
 SOURCE_ID = "memory"
@@ -118,16 +119,8 @@ def _stop_pid(pid: int) -> None:
     except ProcessLookupError:
         return
     give_up = time.monotonic() + 5
-    while _running(pid) and time.monotonic() < give_up:
+    while running(pid) and time.monotonic() < give_up:
         time.sleep(0.05)
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 def _stop_servers_of_case_copies(known: set[int]) -> None:

@@ -60,7 +60,7 @@ def _stop(pid: int, grace: float) -> None:
     except ProcessLookupError:
         return
     give_up = time.monotonic() + grace
-    while _running(pid):
+    while running(pid):
         if time.monotonic() > give_up:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -70,7 +70,7 @@ def _stop(pid: int, grace: float) -> None:
         time.sleep(_POLL)
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
     """True while ``pid`` exists and is not a zombie awaiting its reaper."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
