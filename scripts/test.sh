@@ -4,42 +4,35 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Taskwarrior is a real program the tests drive.
-if ! command -v task >/dev/null 2>&1; then
+# Install Debian packages as root or through sudo; with neither, print the hint and stop.
+apt_install() {
+  local hint=$1
+  shift
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq taskwarrior >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
   elif command -v sudo >/dev/null 2>&1; then
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq taskwarrior >/dev/null
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
   else
-    echo "scripts/test.sh: install Taskwarrior ('task') first, e.g. apt-get install taskwarrior" >&2
+    echo "scripts/test.sh: $hint" >&2
     exit 1
   fi
+}
+
+# Taskwarrior is a real program the tests drive.
+if ! command -v task >/dev/null 2>&1; then
+  apt_install "install Taskwarrior ('task') first, e.g. apt-get install taskwarrior" taskwarrior
 fi
 
 # The page's tests drive Debian's Chromium headless (Playwright never downloads a browser).
 if [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
-  elif command -v sudo >/dev/null 2>&1; then
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
-  else
-    echo "scripts/test.sh: install Chromium first, e.g. apt-get install chromium" >&2
-    exit 1
-  fi
+  apt_install "install Chromium first, e.g. apt-get install chromium" --no-install-recommends chromium fonts-liberation
 fi
 
 # PostgreSQL is a real server the postgres adapter's tests search: Debian's package,
 # and a throwaway cluster on a loopback port for this run (stopped on exit).
 if [ "${RECALL_TEST_NO_POSTGRES:-}" != 1 ]; then
   if ! ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ]; then
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-    elif command -v sudo >/dev/null 2>&1; then
-      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-    else
-      echo "scripts/test.sh: install PostgreSQL first, e.g. apt-get install postgresql" >&2
-      exit 1
-    fi
+    apt_install "install PostgreSQL first, e.g. apt-get install postgresql" postgresql
   fi
   if [ -z "${RECALL_TEST_PG_DSN:-}" ]; then
     pg_dir=$(mktemp -d /tmp/recall-test-pg.XXXXXX)
