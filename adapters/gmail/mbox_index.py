@@ -416,17 +416,18 @@ def _begin_writing(conn: sqlite3.Connection, stop_at: float) -> bool:
 
 
 def _insert(conn: sqlite3.Connection, message: ParsedMessage) -> None:
+    header = message.header
     cursor = conn.execute(
         "INSERT INTO messages(thread_id, offset, length, date_ts, sender, recipients, subject,"
         " labels, hidden, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (message.thread_id, message.offset, message.length,
-         message.date.timestamp() if message.date else None, message.sender,
-         message.recipients, message.subject, json.dumps(list(message.labels)),
-         int(bool(HIDDEN_LABELS & set(message.labels))), message.message_id),
+         header.date.timestamp() if header.date else None, header.sender,
+         header.recipients, header.subject, json.dumps(list(header.labels)),
+         int(bool(HIDDEN_LABELS & set(header.labels))), header.message_id),
     )
     conn.execute(
         "INSERT INTO message_text(rowid, header, body) VALUES (?, ?, ?)",
-        (cursor.lastrowid, f"{message.subject}\n{message.sender}\n{message.recipients}",
+        (cursor.lastrowid, f"{header.subject}\n{header.sender}\n{header.recipients}",
          message.body),
     )
 

@@ -21,6 +21,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 from adapters.gmail.bodies import message_text
+from adapters.gmail.threads import MessageHeader
 
 SEPARATOR = b"From "
 MAX_INDEXED_BODY_CHARS = 32_000
@@ -39,15 +40,13 @@ class RawMessage:
 
 @dataclass(frozen=True, slots=True)
 class ParsedMessage:
+    """One message's headers, the thread it was placed in, where it stands in the
+    export and the text of its body that is indexed."""
+
     offset: int
     length: int
     thread_id: str
-    message_id: str
-    sender: str
-    recipients: str
-    subject: str
-    date: datetime | None
-    labels: tuple[str, ...]
+    header: MessageHeader
     body: str
 
 
@@ -118,8 +117,11 @@ def parse(raw: RawMessage) -> ParsedMessage:
     return ParsedMessage(
         offset=raw.offset, length=raw.length,
         thread_id=_thread_id(thread_header, references, reply_to, message_id, raw.offset),
-        message_id=message_id, sender=sender, recipients=recipients, subject=subject,
-        date=date, labels=labels, body=body,
+        header=MessageHeader(
+            message_id=message_id, sender=sender, recipients=recipients, subject=subject,
+            date=date, labels=labels,
+        ),
+        body=body,
     )
 
 
