@@ -23,6 +23,10 @@ the similarity (``relevance_basis = vector_similarity``), and each candidate
 names the lexical source's chunk it projects (``derived_from``), so the broker
 fuses the two legs by reciprocal rank into one result per chunk.
 
+A cold start maps the snapshot a refresh or a resident adapter last served
+(``served_file.py``) when the folder's notes are exactly those it was built from,
+instead of rebuilding it from the store.
+
 Excerpts (``excerpts.py``): the best hits show the sentences of their chunk most like
 the question, not the chunk's first line.
 
@@ -166,6 +170,8 @@ class SemanticAdapter(Adapter):
         pending = self.index.prepare()  # the snapshot of what is embedded, before any search
         self._start_build(pending)
         if long_lived():  # a broker that keeps it (resident, serve, mcp): watch the folder
+            if pending is None:
+                self.index.save_served()  # the next cold start maps what this one rebuilt
             self._watch()
         return Manifest(
             protocol_version=1,
@@ -282,6 +288,8 @@ class SemanticAdapter(Adapter):
             diagnostics["as_of"] = "not_supported"
         if index.elsewhere:
             diagnostics["detail"] = "another process is embedding this folder's notes"
+        if snapshot is not None and snapshot.mapped:
+            diagnostics["snapshot"] = "mapped from the served file"
         if index.last_error:
             raise RpcError(ErrorCode.source_unavailable, f"semantic index failed: {index.last_error}")
         pending = index.pending if self.building else 0
@@ -417,6 +425,8 @@ class SemanticAdapter(Adapter):
         self._start_build(rescan=True)
         self._wait_for_build(_seconds_left(params.deadline) - ANSWER_RESERVE_S)
         after = index.snapshot()
+        if not self.building:
+            index.save_served()
         advanced = after is not before and index.last_error is None
         return self._health(CheckpointProgress.advanced if advanced else CheckpointProgress.unchanged)
 
@@ -425,6 +435,8 @@ class SemanticAdapter(Adapter):
             self.watcher.stop()
         if self.building:
             log("semantic index build interrupted by shutdown; embedded chunks are kept")
+        else:
+            self._index().save_served()  # what a resident adapter embedded since it started
 
 
 def _seconds_left(deadline: datetime) -> float:

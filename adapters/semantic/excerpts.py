@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from adapters.semantic.encoders import TextEncoder
-    from adapters.semantic.index import IndexedChunk
+    from adapters.semantic.indexed_chunk import IndexedChunk
 
 # embedding a sentence costs about 8 ms of CPU: the best hit's six sentences at most keep
 # a search's first sight of a chunk within about 50 ms (then they are remembered)

@@ -27,9 +27,9 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -39,8 +39,11 @@ from adapter_sdk.folder.scan import scan, settled
 from adapter_sdk.folder.selection import FolderSelection
 from adapter_sdk.markdown.chunking import indexable, parse_note
 from adapter_sdk.workdir import lease
+from adapters.semantic import served_file
 from adapters.semantic.encoders import DEFAULT_MODEL, TextEncoder, encoder_class, load
 from adapters.semantic.freshness import Watermark
+from adapters.semantic.indexed_chunk import IndexedChunk
+from adapters.semantic.served_file import NoteStat
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,23 +56,15 @@ SCAN_ABOVE = 2_000  # keys read at once past which one pass over every stored ve
 
 
 @dataclass(frozen=True)
-class IndexedChunk:
-    path: str
-    start_line: int
-    end_line: int
-    title: str
-    preview: str
-    sha256: str  # of the note's bytes when indexed
-
-
-@dataclass(frozen=True)
 class Snapshot:
-    chunks: list[IndexedChunk]
-    keys: list[str]  # each chunk's embedding key
+    chunks: Sequence[IndexedChunk]
+    keys: Sequence[str]  # each chunk's embedding key
     matrix: np.ndarray  # one unit row per chunk, float32
     complete: bool
     built_at: float
     files: int
+    notes: dict[str, NoteStat]  # the notes it was built from, as they were read
+    mapped: bool = False  # read from the served file at a cold start, not rebuilt
 
 
 @dataclass
@@ -82,6 +77,7 @@ class Pending:
     texts: dict[int, str]
     keys: list[str]
     vectors: dict[str, bytes]
+    notes: dict[str, NoteStat] = field(default_factory=dict)
 
     @property
     def missing(self) -> list[int]:
@@ -113,11 +109,15 @@ class VectorIndex:
         # embedding keys name it, so another model sharing the store keeps its own
         self._notes_root = f"{root}\n{self.model_key}"
         self.path = Path(store_dir) / "embeddings.sqlite3"
+        folder_key = hashlib.sha256(self._notes_root.encode()).hexdigest()[:16]
+        self.served_path = Path(store_dir) / f"served-{folder_key}.npy"  # ``served_file.py``
+        self._saved: Snapshot | None = None  # the snapshot the served file holds, when known
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._encoder_factory = encoder_factory
         self._encoder: TextEncoder | None = None
         self._encoder_lock = threading.Lock()
         self._lock = threading.Lock()
+        self._save_lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self.last_error: str | None = None
         self.elsewhere = False  # another process is embedding into the store; this one waits
@@ -193,7 +193,12 @@ class VectorIndex:
         embedded, else return the work left for ``embed`` (no model work happens here)."""
         started = time.time()
         try:
-            pending = self._chunks()
+            scanned = self._scan()
+            if self._snapshot is None and self._map_served(scanned.files):
+                self.scanned_from = started
+                self.pending = 0
+                return None
+            pending = self._chunks(scanned)
         except (OSError, sqlite3.Error) as exc:
             self.last_error = f"{type(exc).__name__}: {exc}"
             return None
@@ -248,22 +253,55 @@ class VectorIndex:
         import numpy as np
 
         current = self._snapshot
-        if current is not None and current.chunks == pending.chunks and current.keys == pending.keys:
+        if (current is not None and list(current.keys) == pending.keys
+                and list(current.chunks) == pending.chunks and current.notes == pending.notes):
             return
 
         stacked = b"".join(pending.vectors[key] for key in pending.keys)  # one copy, not one per row
         matrix = np.frombuffer(stacked, dtype=np.float16).reshape(len(pending.keys), self.dimensions).astype(np.float32)
         files = len({c.path for c in pending.chunks})
-        self._snapshot = Snapshot(pending.chunks, pending.keys, matrix, True, time.time(), files)
+        self._snapshot = Snapshot(pending.chunks, pending.keys, matrix, True, time.time(), files, pending.notes)
 
-    def _chunks(self) -> Pending:
-        """Every note's chunks: from the store while the note's size and modification time
-        are those it was chunked at and all its chunks are embedded, else read and parsed
-        again (and remembered)."""
+    def _map_served(self, files: dict[str, Any]) -> bool:
+        """Serve the saved snapshot when the folder is as it was built from (a cold start)."""
+        served = served_file.read(
+            self.served_path, model=self.model_key, root=self._notes_root, dimensions=self.dimensions, files=files,
+        )
+        if served is None:
+            return False
+        self._snapshot = self._saved = Snapshot(
+            served.chunks, served.keys, served.matrix, True, served.built_at, len(served.notes), served.notes,
+            mapped=True,
+        )
+        return True
+
+    def save_served(self) -> None:
+        """Keep the snapshot served now in the served file, unless it already holds it;
+        never raises (a store that cannot be written to only loses the fast start)."""
+        snapshot = self._snapshot
+        if snapshot is None or snapshot is self._saved:
+            return
+        with self._save_lock:
+            try:
+                served_file.write(
+                    self.served_path, model=self.model_key, root=self._notes_root, built_at=snapshot.built_at,
+                    notes=snapshot.notes, chunks=snapshot.chunks, keys=snapshot.keys, matrix=snapshot.matrix,
+                )
+            except OSError:
+                return
+            self._saved = snapshot
+
+    def _scan(self) -> Any:
         checked_ns = time.time_ns()
         scanned = scan(self.root, self.scan_settings)
         self.watermark = Watermark.of(self.root, scanned, checked_ns)
-        files = scanned.files
+        return scanned
+
+    def _chunks(self, scanned: Any = None) -> Pending:
+        """Every note's chunks: from the store while the note's size and modification time
+        are those it was chunked at and all its chunks are embedded, else read and parsed
+        again (and remembered)."""
+        files = (scanned or self._scan()).files
         known = {
             path: _Remembered(size, mtime_ns, checked_ns, sha256, [tuple(row) for row in orjson.loads(rows)])
             for path, size, mtime_ns, checked_ns, sha256, rows in self._notes()
@@ -283,13 +321,16 @@ class VectorIndex:
                 for start, end, title, preview, key in remembered.chunks:
                     pending.chunks.append(IndexedChunk(rel, start, end, title, preview, remembered.sha256))
                     pending.keys.append(key)
+                pending.notes[rel] = NoteStat(*remembered[:4])
                 continue
             checked_ns = time.time_ns()
             note = self._parse(rel, pending)
             if note is None:
-                forgotten.append(rel)
+                forgotten.append(rel)  # read again at every scan, while it stays as it is
             else:
                 parsed.append((rel, files[rel].size, files[rel].mtime_ns, checked_ns, *note))
+            digest = note[0] if note is not None else ""
+            pending.notes[rel] = NoteStat(files[rel].size, files[rel].mtime_ns, checked_ns, digest)
         pending.vectors.update(self._stored([pending.keys[i] for i in pending.texts]))
         with self._transaction() as conn:
             conn.executemany(

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from adapters.semantic.index import IndexedChunk
+    from adapters.semantic.indexed_chunk import IndexedChunk
 
 
 def unchanged_bytes(root: str | Path, chunk: IndexedChunk) -> bytes | None:

@@ -17,7 +17,7 @@ from adapter_sdk.lexical import analyze_query, matching_stem, tokenize
 from adapters.semantic.note_bytes import unchanged_bytes
 
 if TYPE_CHECKING:
-    from adapters.semantic.index import IndexedChunk
+    from adapters.semantic.indexed_chunk import IndexedChunk
 
 REMEMBERED_NOTES = 1024  # a note's words, the oldest forgotten first
 

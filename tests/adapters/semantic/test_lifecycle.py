@@ -66,6 +66,32 @@ def test_refresh_builds_the_embeddings_and_a_cold_query_finds_a_paraphrase(tmp_p
     assert found.json["coverage"] == "complete"
 
 
+def test_a_cold_query_maps_what_refresh_served_and_still_sees_a_later_note(tmp_path: Path) -> None:
+    for name, text in OTHER.items():  # written long ago: a matching stat can be trusted
+        write_note(tmp_path / "notes", name, text, modified="2024-01-01")
+    home = RecallHome.build(tmp_path, notes={"notes": tmp_path / "notes"},
+                            others={"notes-meaning": ("semantic", tmp_path / "notes")})
+    assert home.recall("refresh").code == 0
+    served = list(tmp_path.rglob("served-*.npy"))
+    assert len(served) == 1  # refresh keeps what it serves for the next cold start
+    saved_at = served[0].stat().st_mtime_ns
+
+    cold = home.recall("query", "tomatoes in full sun", "--explain")
+    assert cold.code == 0 and "coverage complete" in cold.stdout, cold.stdout + cold.stderr
+    assert "snapshot=mapped from the served file" in cold.stdout
+    assert served[0].stat().st_mtime_ns == saved_at  # a one-shot query maps it, never rewrites it
+
+    write_note(tmp_path / "notes", "scripts.md", PERMISSIONS)  # after the save: the file no longer matches
+    unsaved = home.recall("query", QUESTION, "--json")
+    # the note is not embedded yet: the leg says so, it never serves the old snapshot as complete
+    assert unsaved.code == 3 and unsaved.json["source_summary"]["degraded"] == ["notes-meaning (partial)"]
+    assert home.recall("refresh").code == 0
+    assert served[0].stat().st_mtime_ns != saved_at
+    found = home.recall("query", QUESTION, "--json")
+    assert found.code == 0 and found.json["coverage"] == "complete", found.stdout + found.stderr
+    assert found.json["results"][0]["locator"] == "notes-meaning:scripts.md#L1-L3"
+
+
 def test_refresh_says_what_it_built_not_that_there_is_nothing_to_index(tmp_path: Path) -> None:
     home = _home(tmp_path)
     refreshed = home.recall("refresh")

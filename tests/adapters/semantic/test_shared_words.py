@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from adapters.semantic.index import IndexedChunk
+from adapters.semantic.indexed_chunk import IndexedChunk
 from adapters.semantic.shared_words import NoteWords, question_terms
 
 

@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.adapters.semantic.hash_encoder import HashEncoder
+
 np = pytest.importorskip("numpy")
-
-
-class _HashEncoder:
-    """A stand-in model: each text's vector is drawn from its digest, so it is stable."""
-
-    key = "test-hash"
-    dimensions = 384
-
-    def encode(self, texts: Sequence[str]) -> Any:
-        rows = [np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).normal(size=384)
-                for t in texts]
-        return np.array(rows, dtype=np.float32).reshape(len(texts), 384)
 
 
 def _served(notes: Path, store: Path) -> Any:
     from adapters.semantic.index import VectorIndex
 
-    index = VectorIndex(str(notes), str(store), encoder_factory=_HashEncoder)
+    index = VectorIndex(str(notes), str(store), encoder_factory=HashEncoder)
     pending = index.prepare()
     if pending is not None:
         index.embed(pending)
@@ -52,7 +40,7 @@ def test_a_restarted_index_serves_the_vectors_it_stored(
     _served(other, store)
     built = _served(notes, store)
     monkeypatch.setattr(index, "SCAN_ABOVE", scan_above)  # every read one pass, or every read by key
-    again = index.VectorIndex(str(notes), str(store), encoder_factory=_HashEncoder)
+    again = index.VectorIndex(str(notes), str(store), encoder_factory=HashEncoder)
     assert again.prepare() is None  # every vector found in the store: nothing to embed
     restarted = again.snapshot()
     assert restarted.keys == built.keys
