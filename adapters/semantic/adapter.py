@@ -165,7 +165,7 @@ class SemanticAdapter(Adapter):
             )
         self.source_id = params.source_id
         store_dir = str(settings.get("store_dir") or params.workdir)
-        self.index = VectorIndex(str(Path(params.location).resolve()), store_dir, model)
+        self.index = VectorIndex(str(Path(params.location).resolve()), store_dir, model, resident=long_lived())
         self.index.load_encoder_in_background()  # beside reading the store: a cold query needs both
         pending = self.index.prepare()  # the snapshot of what is embedded, before any search
         self._start_build(pending)

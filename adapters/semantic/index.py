@@ -98,9 +98,13 @@ class _Remembered(NamedTuple):
 class VectorIndex:
     def __init__(
         self, root: str, store_dir: str, model: str = DEFAULT_MODEL,
-        encoder_factory: Callable[[], TextEncoder] | None = None,
+        encoder_factory: Callable[[], TextEncoder] | None = None, resident: bool = False,
     ) -> None:
+        """``resident``: the index serves many searches (a long-lived broker's adapter), so a
+        snapshot mapped from the served file is copied into memory, where a search's pass
+        over the matrix is about three times faster than through the mapping."""
         self.root = root
+        self.resident = resident
         self.model = model
         kind = encoder_class(model)
         self.model_key: str = kind.key
@@ -264,13 +268,16 @@ class VectorIndex:
 
     def _map_served(self, files: dict[str, Any]) -> bool:
         """Serve the saved snapshot when the folder is as it was built from (a cold start)."""
+        import numpy as np
+
         served = served_file.read(
             self.served_path, model=self.model_key, root=self._notes_root, dimensions=self.dimensions, files=files,
         )
         if served is None:
             return False
+        matrix = np.array(served.matrix) if self.resident else served.matrix
         self._snapshot = self._saved = Snapshot(
-            served.chunks, served.keys, served.matrix, True, served.built_at, len(served.notes), served.notes,
+            served.chunks, served.keys, matrix, True, served.built_at, len(served.notes), served.notes,
             mapped=True,
         )
         return True
