@@ -17,7 +17,7 @@ from __future__ import annotations
 from enum import IntEnum, StrEnum
 
 from broker.contracts import ListingStatus, RefreshOutcome, SearchOutcome, SkipReason, SourceReport
-from broker.vocabulary import Coverage, Outcome
+from broker.vocabulary import Coverage, DiagnosisStatus, Outcome
 
 
 class Severity(IntEnum):
@@ -40,21 +40,37 @@ EXIT_CODES: dict[Severity, int] = {
     Severity.failed: 4,
 }
 
-# Statuses name their rung with shared words (a diagnosis's status, the doctor's own
-# enumeration, uses the listing's), so one table serves every kind.
-_RUNGS: dict[StrEnum, Severity] = {
-    Outcome.answered: Severity.answered,
-    Outcome.abstained: Severity.abstained,
-    Outcome.failed: Severity.failed,
-    ListingStatus.ok: Severity.answered,
-    ListingStatus.degraded: Severity.degraded,
-    RefreshOutcome.refreshed: Severity.answered,
+# One table a status enumeration, every member in it. Members of two StrEnums that share
+# a value compare and hash equal, so a single table keyed by member would hand one
+# enumeration's member the rung of another's; keyed by the status's own enumeration,
+# a member missing from its table is a KeyError instead.
+_RUNGS: dict[type[StrEnum], dict[StrEnum, Severity]] = {
+    Outcome: {
+        Outcome.answered: Severity.answered,
+        Outcome.abstained: Severity.abstained,
+        Outcome.failed: Severity.failed,
+    },
+    ListingStatus: {
+        ListingStatus.ok: Severity.answered,
+        ListingStatus.degraded: Severity.degraded,
+        ListingStatus.failed: Severity.failed,
+    },
+    RefreshOutcome: {
+        RefreshOutcome.refreshed: Severity.answered,
+        RefreshOutcome.degraded: Severity.degraded,
+        RefreshOutcome.failed: Severity.failed,
+    },
+    DiagnosisStatus: {
+        DiagnosisStatus.ok: Severity.answered,
+        DiagnosisStatus.degraded: Severity.degraded,
+        DiagnosisStatus.failed: Severity.failed,
+    },
 }
 
 
 def severity(status: StrEnum, coverage: Coverage = Coverage.complete) -> Severity:
     """The rung of a query's outcome (with its coverage), a listing's, a refresh's or a diagnosis's status."""
-    rung = _RUNGS[status]
+    rung = _RUNGS[type(status)][status]
     return max(rung, Severity.degraded) if coverage == Coverage.degraded else rung
 
 

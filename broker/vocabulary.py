@@ -36,6 +36,15 @@ class Outcome(StrEnum):
     failed = "failed"
 
 
+class DiagnosisStatus(StrEnum):
+    """``recall doctor``'s status as a whole: ``failed`` when a check failed, ``degraded``
+    when none failed and one is degraded, else ``ok``."""
+
+    ok = "ok"
+    degraded = "degraded"
+    failed = "failed"
+
+
 class Coverage(StrEnum):
     complete = "complete"
     degraded = "degraded"

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from broker.vocabulary import DiagnosisStatus
+
 
 class CheckStatus(StrEnum):
     """``degraded`` is neither pass nor fail: configured correctly, not serving what it should."""
@@ -14,12 +16,6 @@ class CheckStatus(StrEnum):
     failed = "fail"
     degraded = "degraded"
     skipped = "skipped"
-
-
-class DiagnosisStatus(StrEnum):
-    ok = "ok"
-    degraded = "degraded"
-    failed = "failed"
 
 
 class CheckName(StrEnum):

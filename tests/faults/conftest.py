@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.broker.surfaces.conftest import Served, start_server
 from tests.support.fixture_config import (
     FIXTURE_ADAPTER,
     adapter_registration,
     settings_table,
     source_table,
 )
+from tests.support.recall_workspace import Served, start_server, workspace_environ
 
 RAW_ADAPTER = Path(__file__).resolve().parents[1] / "broker" / "supervise" / "raw_adapter.py"
 RECALL = str(Path(sys.executable).parent / "recall")
@@ -125,17 +125,7 @@ def write_workspace(root: Path, faults: list[Fault]) -> FaultWorkspace:
         lines += [f"[profiles.{fault.name}]", f'sources = ["good", "{fault.name}"]', 'max_sensitivity = "internal"', ""]
     (config_dir / "config.toml").write_text("\n".join(lines) + "\n")
     token = uuid.uuid4().hex
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "RECALL_DAEMON": "0",
-        "HOME": str(root / "home"),
-        "XDG_CONFIG_HOME": str(root / "config"),
-        "XDG_STATE_HOME": str(root / "state"),
-        "XDG_CACHE_HOME": str(root / "cache"),
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-        "RECALL_FAULT_RUN": token,
-    }
-    return FaultWorkspace(root, env, token)
+    return FaultWorkspace(root, {**workspace_environ(root), "RECALL_FAULT_RUN": token}, token)
 
 
 def break_stores(workspace: FaultWorkspace, faults: list[Fault]) -> None:

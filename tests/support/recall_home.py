@@ -12,15 +12,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tests.support.fixture_config import adapter_registration, settings_table, source_table
-
-RECALL = str(Path(sys.executable).parent / "recall")
+from tests.support.recall_workspace import RECALL, workspace_environ
 
 
 @dataclass
@@ -69,16 +67,7 @@ class RecallHome:
         config_dir = root / "config" / "recall"
         config_dir.mkdir(parents=True, exist_ok=True)
         (config_dir / "config.toml").write_text("\n".join(lines) + "\n")
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "RECALL_DAEMON": "0",
-            "HOME": str(root / "home"),
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_STATE_HOME": str(root / "state"),
-            "XDG_CACHE_HOME": str(root / "cache"),
-            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-        }
-        home = cls(root, env)
+        home = cls(root, workspace_environ(root))
         for source_id in notes:
             refreshed = home.recall("refresh", "--source", source_id)
             assert refreshed.code == 0, refreshed.stderr

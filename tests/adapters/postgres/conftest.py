@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -15,6 +14,7 @@ import pytest
 
 from tests.support.fixture_config import settings_table, source_table, toml_value
 from tests.support.postgres import Server, pg_database, pg_server, run_sql
+from tests.support.recall_workspace import workspace_environ
 
 __all__ = ["pg_database", "pg_server"]
 
@@ -107,17 +107,7 @@ def write_workspace(root: Path, dsn: str, sources: dict[str, dict[str, Any]], se
         lines += [*table, *settings_table({"dsn_env": DSN_ENV, **spec}), ""]
     lines += ["[profiles.default]", f"sources = {toml_value(list(sources))}", 'max_sensitivity = "internal"']
     (config_dir / "config.toml").write_text("\n".join(lines) + "\n")
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "RECALL_DAEMON": "0",
-        "HOME": str(root / "home"),
-        "XDG_CONFIG_HOME": str(root / "config"),
-        "XDG_STATE_HOME": str(root / "state"),
-        "XDG_CACHE_HOME": str(root / "cache"),
-        "PYTHONPATH": str(REPO),
-        DSN_ENV: dsn,
-    }
-    return Workspace(root, env, secrets)
+    return Workspace(root, {**workspace_environ(root), DSN_ENV: dsn}, secrets)
 
 
 @pytest.fixture

@@ -46,6 +46,27 @@ def test_listings_refreshes_and_diagnoses_sit_on_the_same_ladder(status: StrEnum
     assert severity(status) is rung
 
 
+# Every enumeration a surface reads a rung of: a query's outcome, a listing's, a
+# refresh's and a diagnosis's status.
+STATUS_ENUMERATIONS: tuple[type[StrEnum], ...] = (Outcome, ListingStatus, RefreshOutcome, DiagnosisStatus)
+
+
+@pytest.mark.parametrize(
+    "status",
+    [member for enumeration in STATUS_ENUMERATIONS for member in enumeration],
+    ids=lambda member: f"{type(member).__name__}.{member.name}",
+)
+def test_every_member_of_every_status_enumeration_has_a_rung(status: StrEnum) -> None:
+    assert isinstance(severity(status), Severity)
+
+
+def test_a_status_takes_no_rung_from_another_enumeration_spelt_alike() -> None:
+    namesake = StrEnum("Namesake", {"failed": "failed"})
+    assert namesake.failed == ListingStatus.failed  # equal by value, as StrEnum members are
+    with pytest.raises(KeyError):
+        severity(namesake.failed)
+
+
 def test_the_exit_codes_are_4_3_2_0_from_failed_down() -> None:
     assert [rung.exit_code for rung in sorted(Severity, reverse=True)] == [4, 3, 2, 0]
 

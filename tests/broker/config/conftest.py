@@ -1,15 +1,13 @@
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from broker.config import Config, load_config
 from broker.errors import ConfigError
+from tests.support.private_home import PrivateHome
 
 NOTES_UID = "01J8ZKQ4M7NOTESX"
 TASKS_UID = "01J8ZKQ4M7TASKSX"
@@ -38,28 +36,8 @@ max_sensitivity = "confidential"
 """
 
 
-@dataclass
-class Home:
-    """A private HOME with XDG directories and a project checkout below it."""
-
-    root: Path
-    environ: dict[str, str]
-
-    @property
-    def config_dir(self) -> Path:
-        return Path(self.environ["XDG_CONFIG_HOME"]) / "recall"
-
-    @property
-    def user_file(self) -> Path:
-        return self.config_dir / "config.toml"
-
-    @property
-    def project_dir(self) -> Path:
-        return self.root / "project"
-
-    @property
-    def project_file(self) -> Path:
-        return self.project_dir / "recall.toml"
+class Home(PrivateHome):
+    """The configuration tests' home: each file written as given; a bad load raises."""
 
     def write_user(self, text: str) -> Path:
         self.config_dir.mkdir(parents=True, exist_ok=True)
@@ -72,11 +50,6 @@ class Home:
         path.write_text(text)
         return path
 
-    def write_project(self, text: str) -> Path:
-        self.project_dir.mkdir(parents=True, exist_ok=True)
-        self.project_file.write_text(text)
-        return self.project_file
-
     def load(self, cwd: Path | None = None) -> Config:
         return load_config(cwd=cwd or self.project_dir, environ=self.environ)
 
@@ -86,31 +59,12 @@ class Home:
         return caught.value
 
     def recall(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        environ = {**os.environ, **self.environ}
-        return subprocess.run(
-            [str(Path(sys.executable).parent / "recall"), *args],
-            cwd=cwd or self.root,
-            env=environ,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return self.run_recall(*args, cwd=cwd or self.root, timeout=60)
 
 
 @pytest.fixture
 def home(tmp_path: Path) -> Home:
-    root = tmp_path / "home"
-    root.mkdir()
-    (root / "project").mkdir()
-    environ = {
-        "HOME": str(root),
-        "XDG_CONFIG_HOME": str(root / "config"),
-        "XDG_STATE_HOME": str(root / "state"),
-        "XDG_CACHE_HOME": str(root / "cache"),
-        "PATH": os.environ.get("PATH", ""),
-        "RECALL_DAEMON": "0",
-    }
-    return Home(root, environ)
+    return Home.under(tmp_path)
 
 
 @pytest.fixture

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from broker.doctor import Diagnosis, diagnose
 from broker.errors import ConfigError
 from broker.supervise import Supervisor
 from tests.support.fixture_config import adapter_registration, settings_table, source_table
+from tests.support.private_home import PrivateHome
 
 ADAPTER = Path(__file__).resolve().parent / "doctor_adapter.py"
 ARGV = [sys.executable, str(ADAPTER)]
@@ -47,28 +46,13 @@ def records(path: Path, *titles: str) -> Path:
     return path
 
 
-@dataclass
-class Home:
-    root: Path
-    environ: dict[str, str]
-
-    @property
-    def user_file(self) -> Path:
-        return Path(self.environ["XDG_CONFIG_HOME"]) / "recall" / "config.toml"
-
-    @property
-    def project_dir(self) -> Path:
-        return self.root / "project"
+class Home(PrivateHome):
+    """The doctor tests' home: its user file registers the doctor adapter; a bad load is returned."""
 
     def write_user(self, *parts: str) -> Path:
-        self.user_file.parent.mkdir(parents=True, exist_ok=True)
+        self.config_dir.mkdir(parents=True, exist_ok=True)
         self.user_file.write_text(REGISTRATION + "\n".join(parts))
         return self.user_file
-
-    def write_project(self, text: str) -> Path:
-        file = self.project_dir / "recall.toml"
-        file.write_text(text)
-        return file
 
     def load(self) -> Config | ConfigError:
         try:
@@ -89,26 +73,9 @@ class Home:
         return anyio.run(main)
 
     def recall(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(Path(sys.executable).parent / "recall"), *args],
-            cwd=self.project_dir,
-            env={**os.environ, **self.environ},
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
+        return self.run_recall(*args, cwd=self.project_dir, timeout=90)
 
 
 @pytest.fixture
 def home(tmp_path: Path) -> Home:
-    root = tmp_path / "home"
-    (root / "project").mkdir(parents=True)
-    environ = {
-        "HOME": str(root),
-        "XDG_CONFIG_HOME": str(root / "config"),
-        "XDG_STATE_HOME": str(root / "state"),
-        "XDG_CACHE_HOME": str(root / "cache"),
-        "PATH": os.environ.get("PATH", ""),
-        "RECALL_DAEMON": "0",
-    }
-    return Home(root, environ)
+    return Home.under(tmp_path)

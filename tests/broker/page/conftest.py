@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +23,11 @@ from typing import Any
 
 import pytest
 
+from tests.support import recall_workspace
 from tests.support.fixture_config import adapter_registration, settings_table, source_table
+from tests.support.recall_workspace import RECALL, Served, serving, workspace_environ
 
-RECALL = str(Path(sys.executable).parent / "recall")
+__all__ = ["RECALL"]
 CHROMIUM = os.environ.get("RECALL_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
     "--headless",
@@ -80,14 +80,12 @@ MIRROR = [{"id": "drill", "title": "Run the quarterly restore drill", "body": "B
 
 
 @dataclass
-class Workspace:
-    root: Path
+class Workspace(recall_workspace.Workspace):
     notes: Path
-    env: dict[str, str]
 
-    def recall(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([RECALL, *args], capture_output=True, text=True, env=self.env, timeout=120,
-                              cwd=self.root)
+    def recall(self, *args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """As in any workspace, with the longer patience the browser tests' machine may need."""
+        return super().recall(*args, stdin=stdin, timeout=timeout)
 
 
 def _write(path: Path, text: str) -> None:
@@ -131,16 +129,7 @@ def write_workspace(root: Path) -> Workspace:
     config_dir = root / "config" / "recall"
     config_dir.mkdir(parents=True)
     (config_dir / "config.toml").write_text("\n".join(lines) + "\n")
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "RECALL_DAEMON": "0",
-        "HOME": str(root / "home"),
-        "XDG_CONFIG_HOME": str(root / "config"),
-        "XDG_STATE_HOME": str(root / "state"),
-        "XDG_CACHE_HOME": str(root / "cache"),
-        "PYTHONPATH": str(Path(__file__).resolve().parents[3]),
-    }
-    return Workspace(root, notes, env)
+    return Workspace(root, workspace_environ(root), notes)
 
 
 @pytest.fixture(scope="session")
@@ -151,51 +140,21 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return ws
 
 
-@dataclass
-class Served:
-    url: str  # ends in "/"
-    process: subprocess.Popen[str]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        self.process.communicate(timeout=15)
-
-
-def start_server(ws: Workspace, *args: str, env: dict[str, str] | None = None) -> Served:
-    """``recall serve`` on an ephemeral loopback port; the URL is read from its first line."""
-    process = subprocess.Popen(
-        [RECALL, "serve", "--addr", "127.0.0.1:0", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or ws.env, cwd=ws.root,
-    )
-    assert process.stdout is not None
-    first = process.stdout.readline()
-    if not first:
-        process.wait(timeout=10)
-        raise AssertionError(f"recall serve did not start: {process.stderr.read() if process.stderr else ''}")
-    return Served(first.rsplit(" at ", 1)[1].strip() + "/", process)
-
-
+# Each server's URL ends in "/": a test appends a page's path to it.
 @pytest.fixture(scope="session")
 def server(workspace: Workspace) -> Iterator[Served]:
-    served = start_server(workspace)
-    yield served
-    served.stop()
+    yield from serving(workspace, path="/")
 
 
 @pytest.fixture(scope="session")
 def wide_server(workspace: Workspace) -> Iterator[Served]:
-    served = start_server(workspace, "--profile", "wide")
-    yield served
-    served.stop()
+    yield from serving(workspace, "--profile", "wide", path="/")
 
 
 @pytest.fixture(scope="session")
 def token_server(workspace: Workspace) -> Iterator[Served]:
-    served = start_server(workspace, "--auth-token-env", "RECALL_PAGE_TOKEN",
-                          env={**workspace.env, "RECALL_PAGE_TOKEN": TOKEN})
-    yield served
-    served.stop()
+    yield from serving(workspace, "--auth-token-env", "RECALL_PAGE_TOKEN",
+                       env={**workspace.env, "RECALL_PAGE_TOKEN": TOKEN}, path="/")
 
 
 # ---------------------------------------------------------------------------

@@ -10,13 +10,8 @@ answers but reports itself degraded).
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -27,9 +22,16 @@ from tests.support.fixture_config import (
     settings_table,
     source_table,
 )
+from tests.support.recall_workspace import (
+    RECALL,
+    Served,
+    Workspace,
+    serving,
+    start_server,
+    workspace_environ,
+)
 
-__all__ = ["FIXTURE_ADAPTER"]
-RECALL = str(Path(sys.executable).parent / "recall")
+__all__ = ["FIXTURE_ADAPTER", "RECALL", "start_server"]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 RESTORE = {"id": "restore", "title": "Restore drill runbook",
@@ -43,18 +45,6 @@ KB_NOTE = """\
 
 The restore drill finished in 31 minutes; checksums matched.
 """
-
-
-@dataclass
-class Workspace:
-    root: Path
-    env: dict[str, str]
-
-    def recall(self, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [RECALL, *args], input=stdin, capture_output=True, text=True, env=self.env, timeout=timeout,
-            cwd=self.root,
-        )
 
 
 def _source(uid: str, source_id: str, adapter: str, location: Path, settings: dict | None = None,
@@ -107,16 +97,7 @@ def write_workspace(root: Path) -> Workspace:
         'max_sensitivity = "internal"',
     ]
     (config_dir / "config.toml").write_text("\n".join(lines) + "\n")
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(root / "home"),
-        "XDG_CONFIG_HOME": str(root / "config"),
-        "XDG_STATE_HOME": str(root / "state"),
-        "XDG_CACHE_HOME": str(root / "cache"),
-        "PYTHONPATH": str(Path(__file__).resolve().parents[3]),
-        "RECALL_DAEMON": "0",  # a resident broker would outlive the session
-    }
-    return Workspace(root, env)
+    return Workspace(root, workspace_environ(root))
 
 
 @pytest.fixture(scope="session")
@@ -127,48 +108,14 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return ws
 
 
-@dataclass
-class Served:
-    url: str
-    process: subprocess.Popen[str]
-    first_lines: list[str]
-    stderr: str = ""
-
-    def stop(self) -> int:
-        """SIGTERM, wait for the graceful shutdown, keep what it wrote to stderr."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        _, self.stderr = self.process.communicate(timeout=15)
-        return self.process.returncode
-
-
-def start_server(ws: Workspace, *args: str, env: dict[str, str] | None = None, lines: int = 1) -> Served:
-    """``recall serve`` on an ephemeral port; the URL is read from its first line."""
-    process = subprocess.Popen(
-        [RECALL, "serve", "--addr", "127.0.0.1:0", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or ws.env, cwd=ws.root,
-    )
-    assert process.stdout is not None
-    first = [process.stdout.readline() for _ in range(lines)]
-    if not first[0]:
-        process.wait(timeout=10)
-        raise AssertionError(f"recall serve did not start: {process.stderr.read() if process.stderr else ''}")
-    url = first[0].rsplit(" at ", 1)[1].strip()
-    return Served(url, process, first)
-
-
 @pytest.fixture(scope="session")
 def default_server(workspace: Workspace) -> Iterator[Served]:
-    served = start_server(workspace)
-    yield served
-    served.stop()
+    yield from serving(workspace)
 
 
 @pytest.fixture(scope="session")
 def wide_server(workspace: Workspace) -> Iterator[Served]:
-    served = start_server(workspace, "--profile", "wide")
-    yield served
-    served.stop()
+    yield from serving(workspace, "--profile", "wide")
 
 
 def fixture_request(name: str) -> str:
