@@ -193,12 +193,17 @@ class VectorIndex:
         return vectors[0]
 
     def prepare(self) -> Pending | None:
-        """Re-scan the folder; swap in a complete snapshot at once when every chunk is already
-        embedded, else return the work left for ``embed`` (no model work happens here)."""
+        """Re-scan the folder. Nothing more when it holds exactly the notes served (or, at a
+        cold start, those of the served file); else swap in a complete snapshot at once when
+        every chunk is already embedded, or return the work left for ``embed`` (no model
+        work happens here)."""
         started = time.time()
         try:
             scanned = self._scan()
-            if self._snapshot is None and self._map_served(scanned.files):
+            current = self._snapshot
+            if (current is None and self._map_served(scanned.files)) or (
+                current is not None and served_file.unchanged(current.notes, scanned.files)
+            ):  # what is served is the folder as it is: no note to read, the store untouched
                 self.scanned_from = started
                 self.pending = 0
                 return None

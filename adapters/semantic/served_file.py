@@ -168,7 +168,7 @@ def read(path: Path, *, model: str, root: str, dimensions: int, files: Mapping[s
             return None
         notes = {name: NoteStat(int(size), int(mtime), int(checked), str(digest))
                  for name, size, mtime, checked, digest in meta["notes"]}
-        if not _unchanged(notes, files):
+        if not unchanged(notes, files):
             return None
         rows, keys, ends, texts, matrix = (arrays[name] for name in _ARRAYS)
         count = len(rows)
@@ -185,7 +185,9 @@ def read(path: Path, *, model: str, root: str, dimensions: int, files: Mapping[s
         return None
 
 
-def _unchanged(notes: Mapping[str, NoteStat], files: Mapping[str, FileStat]) -> bool:
+def unchanged(notes: Mapping[str, NoteStat], files: Mapping[str, FileStat]) -> bool:
+    """Whether a scan (``files``) finds exactly these notes, each as it was when read and
+    read late enough after its last write that an unchanged stat means unchanged bytes."""
     if notes.keys() != files.keys():
         return False
     for name, note in notes.items():

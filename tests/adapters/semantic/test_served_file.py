@@ -77,6 +77,28 @@ def test_a_resident_index_holds_the_mapped_matrix_in_its_own_memory(tmp_path: Pa
     assert np.array_equal(matrix, one_shot.snapshot().matrix)
 
 
+def test_a_rescan_of_an_unchanged_folder_reads_no_note_and_leaves_the_store_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch's first sweep (a resident adapter's start) used to re-read every note's
+    chunks and vectors from the store: about a second at 10,000 notes, which the first
+    search waited for."""
+    root, store = _folder(tmp_path / "notes"), tmp_path / "store"
+    index = _built(root, store)
+    served = index.snapshot()
+
+    def untouched(*_: Any) -> Any:
+        raise AssertionError("the store was read for an unchanged folder")
+
+    monkeypatch.setattr(index, "_chunks", untouched)
+    assert index.prepare() is None
+    assert index.snapshot() is served and index.pending == 0
+    monkeypatch.undo()
+    _write(root / "note3.md", "# Note 3\n\nNow about lighthouses.\n")
+    pending = index.prepare()
+    assert pending is not None and pending.missing  # a change is still read and embedded
+
+
 @pytest.mark.parametrize("change", ["edited", "added", "removed", "touched"])
 def test_a_folder_changed_since_the_save_is_rebuilt_from_the_store(tmp_path: Path, change: str) -> None:
     root, store = _folder(tmp_path / "notes"), tmp_path / "store"
