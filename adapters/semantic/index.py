@@ -78,10 +78,13 @@ class Pending:
     keys: list[str]
     vectors: dict[str, bytes]
     notes: dict[str, NoteStat] = field(default_factory=dict)
+    # chunks of notes unchanged since the snapshot served was built: position -> its row there
+    reused: dict[int, int] = field(default_factory=dict)
+    reused_from: np.ndarray | None = None  # that snapshot's matrix
 
     @property
     def missing(self) -> list[int]:
-        return [i for i, key in enumerate(self.keys) if key not in self.vectors]
+        return [i for i, key in enumerate(self.keys) if i not in self.reused and key not in self.vectors]
 
 
 class _Remembered(NamedTuple):
@@ -266,8 +269,13 @@ class VectorIndex:
                 and list(current.chunks) == pending.chunks and current.notes == pending.notes):
             return
 
-        stacked = b"".join(pending.vectors[key] for key in pending.keys)  # one copy, not one per row
-        matrix = np.frombuffer(stacked, dtype=np.float16).reshape(len(pending.keys), self.dimensions).astype(np.float32)
+        matrix = np.empty((len(pending.keys), self.dimensions), dtype=np.float32)
+        if pending.reused:
+            matrix[list(pending.reused)] = np.asarray(pending.reused_from)[list(pending.reused.values())]
+        read = [i for i in range(len(pending.keys)) if i not in pending.reused]
+        if read:
+            stacked = b"".join(pending.vectors[pending.keys[i]] for i in read)  # one copy, not one per row
+            matrix[read] = np.frombuffer(stacked, dtype=np.float16).reshape(len(read), self.dimensions)
         files = len({c.path for c in pending.chunks})
         self._snapshot = Snapshot(pending.chunks, pending.keys, matrix, True, time.time(), files, pending.notes)
 
@@ -280,10 +288,14 @@ class VectorIndex:
         )
         if served is None:
             return False
-        matrix = np.array(served.matrix) if self.resident else served.matrix
+        if self.resident:  # many searches and rescans to come: everything in this process's memory
+            chunks: Sequence[IndexedChunk] = served.chunks.materialized()
+            keys: Sequence[str] = served.keys.materialized()
+            matrix = np.array(served.matrix)
+        else:
+            chunks, keys, matrix = served.chunks, served.keys, served.matrix
         self._snapshot = self._saved = Snapshot(
-            served.chunks, served.keys, matrix, True, served.built_at, len(served.notes), served.notes,
-            mapped=True,
+            chunks, keys, matrix, True, served.built_at, len(served.notes), served.notes, mapped=True,
         )
         return True
 
@@ -310,13 +322,17 @@ class VectorIndex:
         return scanned
 
     def _chunks(self, scanned: Any = None) -> Pending:
-        """Every note's chunks: from the store while the note's size and modification time
-        are those it was chunked at and all its chunks are embedded, else read and parsed
-        again (and remembered)."""
+        """Every note's chunks: from the snapshot served while the note is as it was when that
+        was built, else from the store while the note's size and modification time are those
+        it was chunked at and all its chunks are embedded, else read and parsed again (and
+        remembered). So a rescan after one edit reads that note, not the whole store."""
         files = (scanned or self._scan()).files
+        current = self._snapshot
+        served = self._unchanged_rows(current, files) if current is not None else {}
+        asked = None if current is None else [p for p in {*files, *current.notes} if p not in served]
         known = {
             path: _Remembered(size, mtime_ns, checked_ns, sha256, [tuple(row) for row in orjson.loads(rows)])
-            for path, size, mtime_ns, checked_ns, sha256, rows in self._notes()
+            for path, size, mtime_ns, checked_ns, sha256, rows in self._notes(asked)
         }
         unchanged = {
             path: note for path, note in known.items()
@@ -324,10 +340,18 @@ class VectorIndex:
             and settled(note.mtime_ns, note.checked_ns)  # else a same-size rewrite could hide
         }
         vectors = self._stored([key for note in unchanged.values() for *_, key in note.chunks])
-        pending = Pending([], {}, [], vectors)
+        pending = Pending([], {}, [], vectors, reused_from=current.matrix if current is not None and served else None)
         parsed: list[tuple[str, int, int, int, str, str]] = []
         forgotten = [path for path in known if path not in files]
         for rel in sorted(files):
+            rows = served.get(rel)
+            if rows is not None and current is not None:
+                for row in rows:
+                    pending.reused[len(pending.chunks)] = row
+                    pending.chunks.append(current.chunks[row])
+                    pending.keys.append(current.keys[row])
+                pending.notes[rel] = current.notes[rel]
+                continue
             remembered = unchanged.get(rel)
             if remembered is not None and all(key in vectors for *_, key in remembered.chunks):
                 for start, end, title, preview, key in remembered.chunks:
@@ -379,12 +403,32 @@ class VectorIndex:
             rows.append((chunk.start_line, chunk.end_line, chunk.title, chunk.preview, key))
         return digest, json.dumps(rows)
 
-    def _notes(self) -> list[tuple[str, int, int, int, str, str]]:
+    @staticmethod
+    def _unchanged_rows(current: Snapshot, files: dict[str, Any]) -> dict[str, list[int]]:
+        """The snapshot's rows of each note a scan (``files``) finds as it was when read."""
+        rows: dict[str, list[int]] = {}
+        for row, path in enumerate(served_file.chunk_paths(current.chunks)):
+            rows.setdefault(path, []).append(row)
+        return {
+            path: rows.get(path, []) for path, note in current.notes.items()
+            if note.sha256 and path in files  # a note that could not be read is read again
+            and (files[path].size, files[path].mtime_ns) == (note.size, note.mtime_ns)
+            and settled(note.mtime_ns, note.checked_ns)
+        }
+
+    def _notes(self, paths: list[str] | None = None) -> list[tuple[str, int, int, int, str, str]]:
+        """The store's remembered notes of this folder: every one, or those of ``paths``."""
+        query = "SELECT path, size, mtime_ns, checked_ns, sha256, chunks FROM chunked_notes WHERE root = ?"
         with self._connect() as conn:
-            return conn.execute(
-                "SELECT path, size, mtime_ns, checked_ns, sha256, chunks FROM chunked_notes WHERE root = ?",
-                (self._notes_root,),
-            ).fetchall()
+            if paths is None:
+                return conn.execute(query, (self._notes_root,)).fetchall()
+            found = []
+            for start in range(0, len(paths), 500):
+                part = paths[start : start + 500]
+                found += conn.execute(
+                    f"{query} AND path IN ({','.join('?' * len(part))})", (self._notes_root, *part)
+                ).fetchall()
+            return found
 
     def _stored(self, keys: list[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}

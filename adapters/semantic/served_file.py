@@ -73,10 +73,30 @@ class ServedChunks(Sequence[IndexedChunk]):
         )
 
     def __iter__(self) -> Iterator[IndexedChunk]:
-        return (self[i] for i in range(len(self)))
+        return iter(self.materialized())
+
+    def paths(self) -> list[str]:
+        return [self._notes[note] for note in self._rows[:, 0].tolist()]
+
+    def materialized(self) -> list[IndexedChunk]:
+        """Every chunk made at once (for an adapter that serves many searches)."""
+        texts = bytes(self._texts)
+        ends = [0, *self._ends.tolist()]
+        return [
+            IndexedChunk(self._notes[note], start, end, texts[ends[2 * i] : ends[2 * i + 1]].decode("utf-8"),
+                         texts[ends[2 * i + 1] : ends[2 * i + 2]].decode("utf-8"), self._digests[note])
+            for i, (note, start, end) in enumerate(self._rows.tolist())
+        ]
 
     def _text(self, start: int, end: int) -> str:
         return bytes(self._texts[start:end]).decode("utf-8")
+
+
+def chunk_paths(chunks: Sequence[IndexedChunk]) -> list[str]:
+    """Each chunk's note, without making the chunks of a mapped snapshot."""
+    if isinstance(chunks, ServedChunks):
+        return chunks.paths()
+    return [chunk.path for chunk in chunks]
 
 
 class ServedKeys(Sequence[str]):
@@ -88,6 +108,9 @@ class ServedKeys(Sequence[str]):
 
     def __getitem__(self, i: int) -> str:  # type: ignore[override]
         return bytes(self._keys[i]).decode("ascii")
+
+    def materialized(self) -> list[str]:
+        return [key.decode("ascii") for key in self._keys.tolist()]
 
 
 @dataclass(frozen=True)
@@ -215,7 +238,8 @@ def _mapped(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
                 raise ValueError(f"{name} has dtype {dtype}")
             offset = file.tell()
             size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            arrays[name] = (np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
+            # a plain array over the mapping: a memmap's own indexing costs microseconds an item
+            arrays[name] = (np.asarray(np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape))
                             if size else np.zeros(shape, dtype=dtype))
             file.seek(offset + size)
     return meta, arrays

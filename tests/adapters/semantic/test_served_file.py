@@ -43,9 +43,7 @@ def _built(root: Path, store: Path) -> Any:
 
 
 def _mapped(index: Any) -> bool:
-    from adapters.semantic.served_file import ServedChunks
-
-    return isinstance(index.snapshot().chunks, ServedChunks)
+    return bool(index.snapshot().mapped)
 
 
 def test_a_cold_start_maps_the_saved_snapshot_and_serves_the_same_chunks(tmp_path: Path) -> None:
@@ -71,10 +69,12 @@ def test_a_resident_index_holds_the_mapped_matrix_in_its_own_memory(tmp_path: Pa
     one_shot, resident = _index(root, store), _index(root, store, resident=True)
     one_shot.prepare()
     resident.prepare()
-    assert isinstance(one_shot.snapshot().matrix, np.memmap)  # one search: mapped, never copied
+    assert not one_shot.snapshot().matrix.flags.owndata  # one search: read through the mapping
     matrix = resident.snapshot().matrix
     assert type(matrix) is np.ndarray and matrix.flags.owndata
     assert np.array_equal(matrix, one_shot.snapshot().matrix)
+    assert resident.snapshot().chunks == list(one_shot.snapshot().chunks)
+    assert resident.snapshot().keys == list(one_shot.snapshot().keys)
 
 
 def test_a_rescan_of_an_unchanged_folder_reads_no_note_and_leaves_the_store_alone(
@@ -97,6 +97,36 @@ def test_a_rescan_of_an_unchanged_folder_reads_no_note_and_leaves_the_store_alon
     _write(root / "note3.md", "# Note 3\n\nNow about lighthouses.\n")
     pending = index.prepare()
     assert pending is not None and pending.missing  # a change is still read and embedded
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+def test_a_rescan_after_edits_reads_only_the_changed_notes_and_serves_what_a_full_build_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mapped: bool
+) -> None:
+    root, store = _folder(tmp_path / "notes", notes=8), tmp_path / "store"
+    index = _built(root, store)
+    if mapped:  # the snapshot a cold start mapped is reused the same way
+        index.save_served()
+        index = _index(root, store)
+        assert index.prepare() is None and _mapped(index)
+    _write(root / "note2.md", "# Note 2\n\nNow about lighthouses.\n\n## Keepers\n\nThree of them.\n")
+    _write(root / "note9.md", "# Note 9\n\nA new note.\n")
+    (root / "note5.md").unlink()
+    asked: list[list[str] | None] = []
+    remembered = index._notes
+    monkeypatch.setattr(index, "_notes", lambda paths=None: asked.append(paths) or remembered(paths))
+
+    pending = index.prepare()
+    assert pending is not None
+    index.embed(pending)
+    assert [sorted(paths or []) for paths in asked] == [["note2.md", "note5.md", "note9.md"]]
+
+    fresh = _built(root, tmp_path / "another-store")  # everything read and embedded anew
+    rescanned, built = index.snapshot(), fresh.snapshot()
+    assert list(rescanned.chunks) == list(built.chunks)
+    assert list(rescanned.keys) == list(built.keys)
+    assert np.array_equal(rescanned.matrix, built.matrix)
+    assert rescanned.notes.keys() == built.notes.keys()
 
 
 @pytest.mark.parametrize("change", ["edited", "added", "removed", "touched"])
