@@ -80,6 +80,7 @@ from adapters.semantic.admission import MIN_MARGIN, admission
 from adapters.semantic.encoders import DEFAULT_MODEL, MODELS
 from adapters.semantic.excerpts import SentenceExcerpts
 from adapters.semantic.index import Pending, VectorIndex
+from adapters.semantic.note_bytes import NoteReader
 from adapters.semantic.shared_words import NoteWords, question_terms
 from adapters.semantic.watching import FolderRescans
 
@@ -138,6 +139,7 @@ class SemanticAdapter(Adapter):
         self.watcher: Watcher | None = None
         self._sentence_excerpts: SentenceExcerpts | None = None
         self._note_words: NoteWords | None = None
+        self._notes_read: NoteReader | None = None
 
     def initialize(self, params: InitializeParams) -> Manifest:
         from adapters.semantic.encoders import missing
@@ -266,9 +268,15 @@ class SemanticAdapter(Adapter):
             self._wait_for_build(min(WAIT_PENDING_S, _seconds_left(deadline) - ANSWER_RESERVE_S)
                                  if index.pending < WAIT_PENDING_BELOW else 0.0)
 
+    def _note_reader(self, index: VectorIndex) -> NoteReader:
+        """One reader for the shared-word check and the excerpts: a note read once per search."""
+        if self._notes_read is None:
+            self._notes_read = NoteReader(index.root)
+        return self._notes_read
+
     def _excerpts(self, index: VectorIndex) -> SentenceExcerpts:
         if self._sentence_excerpts is None:
-            self._sentence_excerpts = SentenceExcerpts(index.root, index.encoder)
+            self._sentence_excerpts = SentenceExcerpts(self._note_reader(index), index.encoder)
         return self._sentence_excerpts
 
     def search(self, params: SearchParams) -> SearchResult:
@@ -315,7 +323,7 @@ class SemanticAdapter(Adapter):
             order = np.argsort(-similarity, kind="stable")
         cleared = [int(i) for i in order if similarity[i] >= bar.least_similarity]
         if self._note_words is None:
-            self._note_words = NoteWords(index.root)
+            self._note_words = NoteWords(self._note_reader(index))
         terms = question_terms(params.query)
         shares = {i: self._note_words.shares_a_word(snapshot.chunks[i], terms) for i in cleared}
         admitted = [i for i in cleared if shares[i] or similarity[i] >= bar.least_similarity_meaning_only]

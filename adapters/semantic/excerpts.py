@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from adapter_sdk.markdown.chunking import indexable, parse_note
-from adapters.semantic.note_bytes import unchanged_bytes
+from adapters.semantic.note_bytes import NoteReader
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,8 +44,8 @@ def sentences(text: str) -> list[str]:
 
 
 class SentenceExcerpts:
-    def __init__(self, root: str, encoder: TextEncoder) -> None:
-        self.root = root
+    def __init__(self, reader: NoteReader, encoder: TextEncoder) -> None:
+        self.reader = reader
         self.encoder = encoder
         self._known: dict[tuple[str, int, int, str], tuple[list[str], np.ndarray]] = {}
 
@@ -70,7 +70,7 @@ class SentenceExcerpts:
         return self._known[key]
 
     def _text(self, chunk: IndexedChunk) -> str | None:
-        data = unchanged_bytes(self.root, chunk)
+        data = self.reader.unchanged_bytes(chunk)
         if data is None:
             return None
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adapter_sdk.lexical import analyze_query, matching_stem, tokenize
-from adapters.semantic.note_bytes import unchanged_bytes
+from adapters.semantic.note_bytes import NoteReader
 
 if TYPE_CHECKING:
     from adapters.semantic.indexed_chunk import IndexedChunk
@@ -30,8 +30,8 @@ def question_terms(question: str) -> frozenset[str]:
 class NoteWords:
     """The stemmed words of a folder's notes, read on first use and remembered per revision."""
 
-    def __init__(self, root: str) -> None:
-        self.root = root
+    def __init__(self, reader: NoteReader) -> None:
+        self.reader = reader
         self._known: dict[tuple[str, str], frozenset[str]] = {}
 
     def shares_a_word(self, chunk: IndexedChunk, terms: frozenset[str]) -> bool:
@@ -51,5 +51,5 @@ class NoteWords:
         return self._known[key]
 
     def _text(self, chunk: IndexedChunk) -> str | None:
-        data = unchanged_bytes(self.root, chunk)
+        data = self.reader.unchanged_bytes(chunk)
         return None if data is None else data.decode("utf-8", errors="replace")

@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 from adapters.semantic.indexed_chunk import IndexedChunk
+from adapters.semantic.note_bytes import NoteReader
 from adapters.semantic.shared_words import NoteWords, question_terms
 
 
@@ -18,7 +19,7 @@ def _chunk(root: Path, path: str, text: str) -> IndexedChunk:
 def test_a_word_counts_in_any_of_its_spellings_anywhere_in_the_note(tmp_path: Path) -> None:
     # the chunk itself holds no word of the question; another section of its note does
     chunk = _chunk(tmp_path, "drills.md", "# Restore drills\n\nWe rehearse recovery monthly.\n\n## Log\n\nBackups run nightly.\n")
-    notes = NoteWords(str(tmp_path))
+    notes = NoteWords(NoteReader(str(tmp_path)))
     assert notes.shares_a_word(chunk, question_terms("how is a backup checked"))
     assert not notes.shares_a_word(chunk, question_terms("which bird sings at dawn"))
 
@@ -30,6 +31,6 @@ def test_function_words_of_the_question_do_not_count() -> None:
 def test_a_note_changed_since_it_was_embedded_is_judged_by_its_title_and_preview(tmp_path: Path) -> None:
     chunk = _chunk(tmp_path, "drills.md", "# Restore drills\n\nWe rehearse recovery monthly.\n\nBackups run nightly.\n")
     (tmp_path / "drills.md").write_text("# Something else\n\nBackups run nightly.\n")
-    notes = NoteWords(str(tmp_path))
+    notes = NoteWords(NoteReader(str(tmp_path)))
     assert not notes.shares_a_word(chunk, question_terms("backups"))
     assert notes.shares_a_word(chunk, question_terms("monthly recovery"))
