@@ -433,9 +433,11 @@ class SemanticAdapter(Adapter):
         self._start_build(rescan=True)
         self._wait_for_build(_seconds_left(params.deadline) - ANSWER_RESERVE_S)
         after = index.snapshot()
+        advanced = after is not before and index.last_error is None
         if not self.building:
             index.save_served()
-        advanced = after is not before and index.last_error is None
+            if advanced:
+                index.prune_replaced()
         return self._health(CheckpointProgress.advanced if advanced else CheckpointProgress.unchanged)
 
     def shutdown(self) -> None:

@@ -315,6 +315,20 @@ class VectorIndex:
                 return
             self._saved = snapshot
 
+    def prune_replaced(self) -> int:
+        """Remove the vectors no note of the store (of any folder or model) refers to any more:
+        those of text since edited away or deleted. How many went; none while another build
+        holds the store, whose new vectors its notes may not name yet."""
+        with lease(self.path.parent, EMBED_LEASE) as held:
+            if not held:
+                return 0
+            with self._transaction() as conn:
+                named = {row[-1] for (rows,) in conn.execute("SELECT chunks FROM chunked_notes")
+                         for row in orjson.loads(rows)}
+                replaced = [(key,) for (key,) in conn.execute("SELECT key FROM embeddings") if key not in named]
+                conn.executemany("DELETE FROM embeddings WHERE key = ?", replaced)
+        return len(replaced)
+
     def _scan(self) -> Any:
         checked_ns = time.time_ns()
         scanned = scan(self.root, self.scan_settings)

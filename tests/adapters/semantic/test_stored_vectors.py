@@ -46,3 +46,39 @@ def test_a_restarted_index_serves_the_vectors_it_stored(
     assert restarted.keys == built.keys
     assert len(restarted.keys) == 24
     assert np.array_equal(restarted.matrix, built.matrix)
+
+
+def _stored_keys(store: Path) -> set[str]:
+    import sqlite3
+
+    with sqlite3.connect(store / "embeddings.sqlite3") as conn:
+        return {key for (key,) in conn.execute("SELECT key FROM embeddings")}
+
+
+def test_vectors_of_text_edited_away_are_pruned_and_every_other_folders_kept(tmp_path: Path) -> None:
+    from adapters.semantic.index import VectorIndex
+
+    notes, other, store = tmp_path / "notes", tmp_path / "other", tmp_path / "store"
+    notes.mkdir()
+    other.mkdir()
+    (notes / "kept.md").write_text("# Kept\n\nThis text stays.\n")
+    (notes / "edited.md").write_text("# Edited\n\nThe first wording.\n")
+    (notes / "deleted.md").write_text("# Deleted\n\nSoon gone.\n")
+    (other / "elsewhere.md").write_text("# Elsewhere\n\nAnother folder sharing the store.\n")
+    elsewhere = _served(other, store)
+    first = _served(notes, store)
+    (notes / "edited.md").write_text("# Edited\n\nThe second wording, longer than the first.\n")
+    (notes / "deleted.md").unlink()
+    index = VectorIndex(str(notes), str(store), encoder_factory=HashEncoder)
+    pending = index.prepare()
+    assert pending is not None
+    index.embed(pending)
+    now = index.snapshot()
+    gone = set(first.keys) - set(now.keys)
+    assert len(gone) == 2 and gone <= _stored_keys(store)  # kept until pruned
+
+    assert index.prune_replaced() == 2
+    assert _stored_keys(store) == set(now.keys) | set(elsewhere.keys)
+    again = VectorIndex(str(notes), str(store), encoder_factory=HashEncoder)
+    assert again.prepare() is None  # nothing the folder needs was removed
+    assert index.prune_replaced() == 0
