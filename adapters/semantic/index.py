@@ -294,8 +294,9 @@ class VectorIndex:
             matrix = np.array(served.matrix)
         else:
             chunks, keys, matrix = served.chunks, served.keys, served.matrix
+        with_chunks = len(set(served_file.chunk_paths(served.chunks)))  # notes counted as a rebuild counts them
         self._snapshot = self._saved = Snapshot(
-            chunks, keys, matrix, True, served.built_at, len(served.notes), served.notes, mapped=True,
+            chunks, keys, matrix, True, served.built_at, with_chunks, served.notes, mapped=True,
         )
         return True
 
