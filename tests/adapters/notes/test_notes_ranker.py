@@ -300,6 +300,71 @@ def test_waiting_for_the_ranker_covers_a_catch_up_its_thread_has_taken(
     ranker.stop()
 
 
+def test_the_ranker_asked_for_while_its_journal_is_trimmed_is_built_once_that_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The catch-up's upkeep trims the journal of a process that builds no ranker while a
+    refresh, on another thread, asks for the ranker: the build waits for the trim rather
+    than being dropped, so the refresh does not answer complete without its ranker."""
+    import threading
+
+    from adapters.notes.ranker import Ranker
+    from adapters.notes.settings import NotesSettings
+    from adapters.notes.store import Store
+    from adapters.notes.sync import sync
+
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root)
+    work.mkdir()
+    store = Store(str(work / INDEX_FILE), str(root), NotesSettings().digest)
+    store.open()
+    sync(store, str(root), NotesSettings())
+    ranker = Ranker(str(work), store)
+    trimming, trimmed = threading.Event(), threading.Event()
+    trim_journal = Ranker._trim_journal
+
+    def slow_trim(self: Ranker) -> None:
+        trimming.set()
+        trimmed.wait(5)
+        trim_journal(self)
+
+    monkeypatch.setattr(Ranker, "_trim_journal", slow_trim)
+    upkeep = threading.Thread(target=ranker.forget_journal)  # as the catch-up's thread does
+    upkeep.start()
+    try:
+        assert trimming.wait(5)
+        ranker.may_build = True  # as a refresh does
+        ranker.nudge()
+        time.sleep(0.2)  # the ranker's thread meets the trim under way
+        trimmed.set()
+        upkeep.join(5)
+        assert ranker.wait_idle(30)
+        assert ranker.current(store.conn()) is None
+    finally:
+        trimmed.set()
+        ranker.stop()
+
+
+def test_trimming_the_journal_leaves_a_ranker_built_since_the_caller_looked(tmp_path: Path) -> None:
+    from adapters.notes.ranker import Ranker
+    from adapters.notes.settings import NotesSettings
+    from adapters.notes.store import Store
+    from adapters.notes.sync import sync
+
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root)
+    work.mkdir()
+    store = Store(str(work / INDEX_FILE), str(root), NotesSettings().digest)
+    store.open()
+    sync(store, str(root), NotesSettings())
+    ranker = Ranker(str(work), store)
+    ranker.may_build = True
+    ranker.catch_up()  # built while the catch-up's upkeep decided there was none
+    ranker.forget_journal()
+    assert ranker.exists()
+    assert ranker.current(store.conn()) is None
+
+
 def test_a_ranker_another_process_writes_is_left_to_it_and_the_refresh_waits(tmp_path: Path) -> None:
     """Two processes building one ranker at once pulled its files from under each other
     (a build starts the folder afresh): now the one finding it written elsewhere waits,
