@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import operator
 import sqlite3
 import threading
 import time
@@ -93,6 +94,14 @@ class _Remembered(NamedTuple):
 
     note: NoteStat
     chunks: list[tuple[Any, ...]]
+
+
+def _same_rows(current: Snapshot, pending: Pending) -> bool:
+    """Whether ``pending`` holds ``current``'s chunks and keys, in order; compared item by
+    item, stopping at the first that differs, without copying a mapped snapshot's keys."""
+    return (len(current.keys) == len(pending.keys)
+            and all(map(operator.eq, current.keys, pending.keys))
+            and all(map(operator.eq, current.chunks, pending.chunks)))
 
 
 class VectorIndex:
@@ -262,8 +271,7 @@ class VectorIndex:
         import numpy as np
 
         current = self._snapshot
-        if (current is not None and list(current.keys) == pending.keys
-                and list(current.chunks) == pending.chunks and current.notes == pending.notes):
+        if current is not None and current.notes == pending.notes and _same_rows(current, pending):
             return
 
         matrix = np.empty((len(pending.keys), self.dimensions), dtype=np.float32)
