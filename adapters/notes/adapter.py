@@ -292,7 +292,7 @@ class NotesAdapter(Adapter):
             mode = "swept" if found.sweep else "checked"
             if found.sweep:
                 catchup.sweep()
-            catchup.enqueue(found.paths, found.dirs)
+            catchup.enqueue(found.paths, found.dirs, found.rechecks)
         forget = cancellation.on_cancel(catchup.wake)
         try:
             progress = catchup.wait(

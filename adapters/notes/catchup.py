@@ -69,7 +69,7 @@ class Catchup:
         self.rebuilt_reason: str | None = None
         self.swept_from = 0.0  # time.time() at which the last completed sweep started
         self._cond = threading.Condition()
-        self._paths: dict[str, None] = {}
+        self._paths: dict[str, bool] = {}  # queued path -> whether it is only a re-check
         self._dirs: dict[str, int] = {}
         self._sweep = False
         self._full = False
@@ -100,12 +100,18 @@ class Catchup:
             self._start()
             self._cond.notify_all()
 
-    def enqueue(self, paths: list[str], dirs: dict[str, int] | None = None) -> None:
-        """Re-read (or forget) ``paths``; then record ``dirs`` (folder -> mtime) as listed."""
-        if not paths and not dirs:
+    def enqueue(
+        self, paths: list[str], dirs: dict[str, int] | None = None, rechecks: list[str] | None = None,
+    ) -> None:
+        """Re-read (or forget) ``paths``, and read ``rechecks`` again: notes whose stat did
+        not move but was recorded too soon after a write to be trusted (counted apart in
+        the progress, as a running sweep counts them); then record ``dirs`` (folder ->
+        mtime) as listed."""
+        if not paths and not dirs and not rechecks:
             return
+        named = {**dict.fromkeys(rechecks or [], True), **dict.fromkeys(paths, False)}
         with self._cond:
-            self._paths.update(dict.fromkeys(paths))
+            self._paths = _queued(self._paths, named)
             self._dirs.update(dirs or {})
             self._start()
             self._cond.notify_all()
@@ -176,7 +182,7 @@ class Catchup:
         queued = self._sweep and not self._busy and not self._sweep_verifies
         return Progress(
             pending=pending,
-            rechecks=self._rechecks,
+            rechecks=self._rechecks + sum(self._paths.values()),
             # a sweep queued behind a running one is not waited for: that one says how much is left
             scanning=not verifying and (self._scanning or queued),
             busy=self._busy and not verifying,
@@ -197,7 +203,7 @@ class Catchup:
                 if self._stopping:
                     break
                 sweep, full = self._sweep, self._full
-                paths, dirs = list(self._paths), dict(self._dirs)
+                paths, dirs = dict(self._paths), dict(self._dirs)
                 self._verifying = (
                     sweep and self._sweep_verifies and not paths and bool(self.store.meta("build_complete"))
                 )
@@ -205,8 +211,9 @@ class Catchup:
                 self._paths.clear()
                 self._dirs.clear()
                 self._busy, self._scanning = True, sweep
+                # until the run has stat'ed them, its paths count as they were queued
                 self._pending = 0 if sweep else len(paths)
-                self._rechecks = 0
+                self._rechecks = 0 if sweep else sum(paths.values())
             started = time.time()
             report: SyncReport | None = None
             waiting = False
@@ -218,7 +225,7 @@ class Catchup:
                         self._elsewhere = not held
                     waiting = not held
                     if held:
-                        report = self._run(sweep, full, paths, dirs)
+                        report = self._run(sweep, full, list(paths), dirs)
                         self.last_report = report
                         self.last_error = None
                         if sweep and report.complete:
@@ -250,14 +257,14 @@ class Catchup:
                     self.last_error = f"index upkeep failed: {exc}"
         self.store.close()  # this thread's connection
 
-    def _requeue(self, sweep: bool, full: bool, paths: list[str], dirs: dict[str, int]) -> None:
+    def _requeue(self, sweep: bool, full: bool, paths: dict[str, bool], dirs: dict[str, int]) -> None:
         """Queue a run's work again, ahead of what came in meanwhile (called holding the lock).
         Another process holds the index work, or held the index for writing longer than a
         statement waits: it is indexing the same folder (a 'recall refresh' beside a
         resident broker)."""
         self._sweep |= sweep
         self._full |= full
-        self._paths = {**dict.fromkeys(paths), **self._paths}
+        self._paths = _queued(paths, self._paths)
         self._dirs = {**dirs, **self._dirs}
 
     @property
@@ -303,3 +310,12 @@ class Catchup:
             self._pending, self._rechecks = report.files_pending, report.rechecks_pending
             self.last_report = report
             self._cond.notify_all()
+
+
+def _queued(first: dict[str, bool], then: dict[str, bool]) -> dict[str, bool]:
+    """The paths of ``first`` and then ``then``, each mapped to whether it is only a
+    re-check: a path queued as a change in either is a change."""
+    merged = dict(first)
+    for path, recheck in then.items():
+        merged[path] = recheck and merged.get(path, True)
+    return merged

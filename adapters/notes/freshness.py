@@ -49,9 +49,12 @@ _TABLES = ("notes", "failures", "declined")
 
 @dataclass
 class Check:
-    """What a cheap check found: paths to re-read or forget, folders listed anew."""
+    """What a cheap check found: paths to re-read or forget, notes to read again only
+    because they were recorded too soon after a write to trust their stat, folders
+    listed anew."""
 
     paths: list[str] = field(default_factory=list)
+    rechecks: list[str] = field(default_factory=list)
     dirs: dict[str, int] = field(default_factory=dict)
     sweep: bool = False  # only a scan of the whole folder can settle what changed
     files_checked: int = 0
@@ -161,7 +164,7 @@ def _recent(conn: sqlite3.Connection, root: str, check: Check) -> None:
             changed += 1
             check.paths.append(path)
         elif not settled(mtime_ns, checked_ns):
-            check.paths.append(path)
+            check.rechecks.append(path)
     if changed >= BULK_HINT:
         check.sweep = True
 

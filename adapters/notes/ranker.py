@@ -237,9 +237,10 @@ class Ranker:
 
     def catch_up(self) -> None:
         """Build the ranker, resume its build, or apply the journal (index work: the
-        ranker's own thread runs it)."""
-        if not self._work.acquire(blocking=False):
-            return
+        ranker's own thread runs it). A search applying a change, or the journal being
+        trimmed, is waited for: a catch-up given up then would leave a refresh that asked
+        for the ranker answering complete without it."""
+        self._work.acquire()
         try:
             with self._lease() as held:
                 if not held:  # another process is building or updating it
@@ -384,6 +385,18 @@ class Ranker:
                 self._index = None
                 shutil.rmtree(self.path, ignore_errors=True)
             self._trim_journal()
+
+    def forget_journal(self) -> None:
+        """Drop the journal while no ranker is on disk (its first build reads every chunk).
+        A ranker being written now, or built since the caller looked, keeps it."""
+        if not self._work.acquire(blocking=False):
+            return  # a build or an apply is under way: the journal is its to drop
+        try:
+            with self._lease() as held:
+                if held and not self.exists():
+                    self._trim_journal()
+        finally:
+            self._work.release()
 
     def _lease(self) -> AbstractContextManager[bool]:
         return lease(os.path.dirname(self.path), RANK_LEASE)

@@ -66,7 +66,8 @@ class RankerUpkeep:
         elif ranker.may_build:
             ranker.nudge()
         elif not ranker.exists():  # with no ranker yet, its first build will read every chunk
-            ranker.forget()
+            # not ``forget``: a refresh may be building the ranker on its thread meanwhile
+            ranker.forget_journal()
         # else a short-lived process leaves the change to its search or to index work
 
     def refresh(self, seconds_left: Callable[[], float]) -> int | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import operator
 import sqlite3
 import threading
 import time
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from adapter_sdk.folder.scan import scan, settled
+from adapter_sdk.folder.scan import scan
 from adapter_sdk.folder.selection import FolderSelection
 from adapter_sdk.markdown.chunking import indexable, parse_note
 from adapter_sdk.workdir import lease
@@ -88,14 +89,19 @@ class Pending:
 
 
 class _Remembered(NamedTuple):
-    """A note as the store remembers it: its stat when chunked, and its chunks as
-    (start line, end line, title, preview, embedding key)."""
+    """A note as the store remembers it: as it was when read and chunked, and its chunks
+    as (start line, end line, title, preview, embedding key)."""
 
-    size: int
-    mtime_ns: int
-    checked_ns: int  # when it was read and chunked
-    sha256: str
+    note: NoteStat
     chunks: list[tuple[Any, ...]]
+
+
+def _same_rows(current: Snapshot, pending: Pending) -> bool:
+    """Whether ``pending`` holds ``current``'s chunks and keys, in order; compared item by
+    item, stopping at the first that differs, without copying a mapped snapshot's keys."""
+    return (len(current.keys) == len(pending.keys)
+            and all(map(operator.eq, current.keys, pending.keys))
+            and all(map(operator.eq, current.chunks, pending.chunks)))
 
 
 class VectorIndex:
@@ -265,8 +271,7 @@ class VectorIndex:
         import numpy as np
 
         current = self._snapshot
-        if (current is not None and list(current.keys) == pending.keys
-                and list(current.chunks) == pending.chunks and current.notes == pending.notes):
+        if current is not None and current.notes == pending.notes and _same_rows(current, pending):
             return
 
         matrix = np.empty((len(pending.keys), self.dimensions), dtype=np.float32)
@@ -346,15 +351,14 @@ class VectorIndex:
         served = self._unchanged_rows(current, files) if current is not None else {}
         asked = None if current is None else [p for p in {*files, *current.notes} if p not in served]
         known = {
-            path: _Remembered(size, mtime_ns, checked_ns, sha256, [tuple(row) for row in orjson.loads(rows)])
+            path: _Remembered(NoteStat(size, mtime_ns, checked_ns, sha256), [tuple(row) for row in orjson.loads(rows)])
             for path, size, mtime_ns, checked_ns, sha256, rows in self._notes(asked)
         }
         unchanged = {
-            path: note for path, note in known.items()
-            if path in files and (files[path].size, files[path].mtime_ns) == (note.size, note.mtime_ns)
-            and settled(note.mtime_ns, note.checked_ns)  # else a same-size rewrite could hide
+            path: remembered for path, remembered in known.items()
+            if path in files and remembered.note.unchanged_at(files[path])
         }
-        vectors = self._stored([key for note in unchanged.values() for *_, key in note.chunks])
+        vectors = self._stored([key for remembered in unchanged.values() for *_, key in remembered.chunks])
         pending = Pending([], {}, [], vectors, reused_from=current.matrix if current is not None and served else None)
         parsed: list[tuple[str, int, int, int, str, str]] = []
         forgotten = [path for path in known if path not in files]
@@ -370,9 +374,9 @@ class VectorIndex:
             remembered = unchanged.get(rel)
             if remembered is not None and all(key in vectors for *_, key in remembered.chunks):
                 for start, end, title, preview, key in remembered.chunks:
-                    pending.chunks.append(IndexedChunk(rel, start, end, title, preview, remembered.sha256))
+                    pending.chunks.append(IndexedChunk(rel, start, end, title, preview, remembered.note.sha256))
                     pending.keys.append(key)
-                pending.notes[rel] = NoteStat(*remembered[:4])
+                pending.notes[rel] = remembered.note
                 continue
             checked_ns = time.time_ns()
             note = self._parse(rel, pending)
@@ -426,9 +430,8 @@ class VectorIndex:
             rows.setdefault(path, []).append(row)
         return {
             path: rows.get(path, []) for path, note in current.notes.items()
-            if note.sha256 and path in files  # a note that could not be read is read again
-            and (files[path].size, files[path].mtime_ns) == (note.size, note.mtime_ns)
-            and settled(note.mtime_ns, note.checked_ns)
+            # a note that could not be read is read again
+            if note.sha256 and path in files and note.unchanged_at(files[path])
         }
 
     def _notes(self, paths: list[str] | None = None) -> list[tuple[str, int, int, int, str, str]]:

@@ -12,4 +12,7 @@ class IndexedChunk:
     end_line: int
     title: str
     preview: str
-    sha256: str  # of the note's bytes when indexed
+    # of the note's bytes when indexed: its NoteStat's digest, the same string shared by the
+    # note's chunks; carried here because the readers that check a hit's note and key
+    # their caches by revision (note_bytes, shared_words, excerpts) are handed chunks alone
+    sha256: str

@@ -47,6 +47,12 @@ class NoteStat:
     checked_ns: int
     sha256: str
 
+    def unchanged_at(self, stat: FileStat) -> bool:
+        """Whether the note, found now at ``stat``, is as it was when read: the same size
+        and modification time, read late enough after its last write that an unchanged
+        stat means unchanged bytes."""
+        return (stat.size, stat.mtime_ns) == (self.size, self.mtime_ns) and settled(self.mtime_ns, self.checked_ns)
+
 
 class ServedChunks(Sequence[IndexedChunk]):
     """The chunks of a mapped snapshot, each made when it is asked for."""
@@ -209,15 +215,9 @@ def read(path: Path, *, model: str, root: str, dimensions: int, files: Mapping[s
 
 
 def unchanged(notes: Mapping[str, NoteStat], files: Mapping[str, FileStat]) -> bool:
-    """Whether a scan (``files``) finds exactly these notes, each as it was when read and
-    read late enough after its last write that an unchanged stat means unchanged bytes."""
-    if notes.keys() != files.keys():
-        return False
-    for name, note in notes.items():
-        stat = files[name]
-        if (stat.size, stat.mtime_ns) != (note.size, note.mtime_ns) or not settled(note.mtime_ns, note.checked_ns):
-            return False
-    return True
+    """Whether a scan (``files``) finds exactly these notes, each as it was when read
+    (:meth:`NoteStat.unchanged_at`)."""
+    return notes.keys() == files.keys() and all(note.unchanged_at(files[name]) for name, note in notes.items())
 
 
 _DTYPES = {"rows": "<i4", "keys": "|S64", "text_ends": "<i8", "texts": "|u1", "matrix": "<f4"}

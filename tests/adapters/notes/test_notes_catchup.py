@@ -18,6 +18,7 @@ import pytest
 
 from adapters.notes.adapter import INDEX_FILE
 from adapters.notes.catchup import ELSEWHERE_PATIENCE_S, INDEX_LEASE, Catchup
+from adapters.notes.freshness import partial_reason
 from adapters.notes.settings import NotesSettings
 from adapters.notes.store import Store
 from tests.support.adapter_process import deadline_in
@@ -238,6 +239,27 @@ def test_a_sweep_that_only_verifies_a_complete_index_is_not_waited_for(tmp_path:
         assert time.monotonic() - started < 0.5, "a search waited for a sweep that found nothing"
         catchup.sweep()  # a sweep asked for because something changed is waited for
         assert not catchup.progress().idle
+        assert catchup.wait(60).idle
+    finally:
+        catchup.stop()
+
+
+def test_queued_re_checks_are_counted_as_re_reads_not_as_notes_to_index(tmp_path: Path) -> None:
+    """Notes a search's check queues only to read again (their stat was recorded too soon
+    after a write) are said to be read again, whether they wait in the queue, run, or wait
+    for another process; a note queued both ways is a change."""
+    catchup, root = _built(tmp_path, 20)
+    try:
+        with lease_held_elsewhere(tmp_path, INDEX_LEASE) as holder:  # the work stays queued
+            catchup.enqueue(["area1/note-00001.md"], rechecks=["area2/note-00002.md", "area3/note-00003.md"])
+            progress = catchup.progress()
+            assert (progress.pending, progress.rechecks) == (3, 2)
+            reason = partial_reason(progress, 20, building=False, failed=0, stale=set())
+            assert reason is not None and "1 notes are waiting to be indexed, and 2 recently" in reason[1]
+            catchup.enqueue(["area2/note-00002.md"])  # it changed after all
+            progress = catchup.progress()
+            assert (progress.pending, progress.rechecks) == (3, 1)
+            let_go(holder)
         assert catchup.wait(60).idle
     finally:
         catchup.stop()

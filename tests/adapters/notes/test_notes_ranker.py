@@ -13,6 +13,7 @@ import pytest
 
 from adapters.notes.adapter import INDEX_FILE
 from adapters.notes.ranker import RANKER_DIR
+from adapters.notes.store import Store
 
 from .adapter_process import NotesProcess, RpcFailure
 from .conftest import OLD_MTIME
@@ -45,6 +46,20 @@ def _ranked_by_ranker(adapter: NotesProcess, query: str) -> dict[str, Any]:
 
 def _records(result: dict[str, Any]) -> list[str]:
     return [c["source_record_id"] for c in result["candidates"]]
+
+
+def _indexed(tmp_path: Path) -> tuple[Store, Path, Path]:
+    """The corpus indexed in process: the store, the notes folder and the workdir."""
+    from adapters.notes.settings import NotesSettings
+    from adapters.notes.sync import sync
+
+    root, work = tmp_path / "notes", tmp_path / "work"
+    _corpus(root)
+    work.mkdir()
+    store = Store(str(work / INDEX_FILE), str(root), NotesSettings().digest)
+    store.open()
+    sync(store, str(root), NotesSettings())
+    return store, root, work
 
 
 @pytest.fixture
@@ -204,15 +219,9 @@ def test_a_stopped_first_build_resumes_and_applies_what_changed_meanwhile(
 ) -> None:
     from adapters.notes import ranker as ranking
     from adapters.notes.settings import NotesSettings
-    from adapters.notes.store import Store
     from adapters.notes.sync import sync
 
-    root, work = tmp_path / "notes", tmp_path / "work"
-    _corpus(root)
-    work.mkdir()
-    store = Store(str(work / INDEX_FILE), str(root), NotesSettings().digest)
-    store.open()
-    sync(store, str(root), NotesSettings())
+    store, root, work = _indexed(tmp_path)
     monkeypatch.setattr(ranking, "BUILD_BATCH", 50)  # 120 chunks: three commits
     first = ranking.Ranker(str(work), store)
     first.may_build = True
@@ -280,7 +289,6 @@ def test_waiting_for_the_ranker_covers_a_catch_up_its_thread_has_taken(
 
     from adapters.notes.ranker import Ranker
     from adapters.notes.settings import NotesSettings
-    from adapters.notes.store import Store
 
     store = Store(str(tmp_path / INDEX_FILE), str(tmp_path), NotesSettings().digest)
     store.open()
@@ -298,6 +306,55 @@ def test_waiting_for_the_ranker_covers_a_catch_up_its_thread_has_taken(
     release.set()
     assert ranker.wait_idle(5) is True
     ranker.stop()
+
+
+def test_the_ranker_asked_for_while_its_journal_is_trimmed_is_built_once_that_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The catch-up's upkeep trims the journal of a process that builds no ranker while a
+    refresh, on another thread, asks for the ranker: the build waits for the trim rather
+    than being dropped, so the refresh does not answer complete without its ranker."""
+    import threading
+
+    from adapters.notes.ranker import Ranker
+
+    store, _, work = _indexed(tmp_path)
+    ranker = Ranker(str(work), store)
+    trimming, trimmed = threading.Event(), threading.Event()
+    trim_journal = Ranker._trim_journal
+
+    def slow_trim(self: Ranker) -> None:
+        trimming.set()
+        trimmed.wait(5)
+        trim_journal(self)
+
+    monkeypatch.setattr(Ranker, "_trim_journal", slow_trim)
+    upkeep = threading.Thread(target=ranker.forget_journal)  # as the catch-up's thread does
+    upkeep.start()
+    try:
+        assert trimming.wait(5)
+        ranker.may_build = True  # as a refresh does
+        ranker.nudge()
+        time.sleep(0.2)  # the ranker's thread meets the trim under way
+        trimmed.set()
+        upkeep.join(5)
+        assert ranker.wait_idle(30)
+        assert ranker.current(store.conn()) is None
+    finally:
+        trimmed.set()
+        ranker.stop()
+
+
+def test_trimming_the_journal_leaves_a_ranker_built_since_the_caller_looked(tmp_path: Path) -> None:
+    from adapters.notes.ranker import Ranker
+
+    store, _, work = _indexed(tmp_path)
+    ranker = Ranker(str(work), store)
+    ranker.may_build = True
+    ranker.catch_up()  # built while the catch-up's upkeep decided there was none
+    ranker.forget_journal()
+    assert ranker.exists()
+    assert ranker.current(store.conn()) is None
 
 
 def test_a_ranker_another_process_writes_is_left_to_it_and_the_refresh_waits(tmp_path: Path) -> None:
