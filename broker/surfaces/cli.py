@@ -187,7 +187,7 @@ def run_command(
 ) -> int:
     from broker.errors import RecallError
 
-    parser, module = command_parser(name, io)
+    parser, module = command_parser(name, io, reuse=resident is not None)
     try:
         args = parser.parse_command(rest)
         args.resident = resident
@@ -202,14 +202,15 @@ def run_command(
         return 130
 
 
-# Each thread's parsers, by command: the resident broker runs command after command on
+# The resident broker's parsers, by thread and command: it runs command after command on
 # the same few threads, and building a command's parser costs more than parsing with it.
+# Its environment is fixed, so a default a parser took from it stays right.
 _parsers: Any = None
 
 
-def command_parser(name: str, io: Streams) -> tuple[Parser, Any]:
-    """The parser of command ``name`` (built on this thread's first use), writing to ``io``;
-    and the command's module."""
+def command_parser(name: str, io: Streams, *, reuse: bool = False) -> tuple[Parser, Any]:
+    """The parser of command ``name``, writing to ``io``, and the command's module;
+    ``reuse``: the one this thread built for it before, if any (the resident broker's)."""
     import threading
     from importlib import import_module
 
@@ -218,7 +219,7 @@ def command_parser(name: str, io: Streams) -> tuple[Parser, Any]:
     if _parsers is None:
         _parsers = threading.local()
     built: dict[str, Parser] = _parsers.__dict__
-    parser = built.get(name)
+    parser = built.get(name) if reuse else None
     if parser is None:
         import argparse
 
@@ -232,7 +233,8 @@ def command_parser(name: str, io: Streams) -> tuple[Parser, Any]:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.configure(parser)
-        built[name] = parser
+        if reuse:
+            built[name] = parser
     parser.io = io
     return parser, module
 
