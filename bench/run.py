@@ -58,7 +58,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import Corpus, ensure  # noqa: E402
-from isolation import private_env, stop_group  # noqa: E402
+from isolation import private_env, stop_group, write_bytecode  # noqa: E402
 from measures import median, p95, tree_rss_kb  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -388,16 +388,6 @@ def table(report: dict[str, Any]) -> str:
     lines.append("  ".join("-" * w for w in width))
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, width, strict=True)) for row in rows]
     return "\n".join(lines)
-
-
-def write_bytecode() -> None:
-    """Compile the checkout's modules first, as installing a package does: a source file
-    newer than its cached bytecode is compiled again by every process that imports it
-    while PYTHONDONTWRITEBYTECODE is set, which would time the compiler, not recall."""
-    import compileall
-
-    for package in ("broker", "adapter_sdk", "adapters"):
-        compileall.compile_dir(str(REPO / package), quiet=1)
 
 
 def main() -> None:

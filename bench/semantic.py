@@ -18,6 +18,9 @@ writes it). It measures, with the real ``recall`` command:
 * ``python -c pass``: the machine's yardstick (it is shared: read every time
   beside it).
 
+Every command runs after the checkout's modules are compiled to bytecode, as an
+installed package's are (``isolation.write_bytecode``).
+
 Numbers, never assertions.
 """
 
@@ -37,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from isolation import private_env  # noqa: E402
+from isolation import private_env, write_bytecode  # noqa: E402
 from measures import median, p95  # noqa: E402
 from notes_bench import generate  # noqa: E402
 
@@ -167,6 +170,7 @@ def main() -> None:
     parser.add_argument("--recall", default=str(Path(sys.executable).with_name("recall")))
     parser.add_argument("--json-out", type=Path, metavar="FILE")
     args = parser.parse_args()
+    write_bytecode()
     notes = args.workdir / f"notes-{args.notes}"
     if not (notes / ".complete").exists():
         notes.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ TYPE_CHECKING = False  # typing itself costs a fresh process milliseconds
 if TYPE_CHECKING:
     from typing import Any
 
+    from broker.surfaces.parser import Parser
     from broker.surfaces.streams import Streams
     from broker.warm.launch_plan import Plan
     from broker.warm.prestart import Prestarted
@@ -184,21 +185,9 @@ def launch_ahead(rest: list[str], prestarted: Prestarted) -> Plan | None:
 def run_command(
     name: str, rest: list[str], io: Streams, resident: Any, plan: Plan | None, prestarted: Prestarted | None
 ) -> int:
-    import argparse
-    from importlib import import_module
-
     from broker.errors import RecallError
-    from broker.surfaces.parser import Parser
 
-    module = import_module(f"broker.surfaces.commands.{COMMANDS[name][0]}")
-    parser = Parser(
-        io,
-        prog=f"recall {name}",
-        description=getattr(module, "DESCRIPTION", module.HELP),
-        epilog=getattr(module, "EXIT_CODES", EXIT_CODES),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    module.configure(parser)
+    parser, module = command_parser(name, io, reuse=resident is not None)
     try:
         args = parser.parse_command(rest)
         args.resident = resident
@@ -211,6 +200,43 @@ def run_command(
     except KeyboardInterrupt:
         io.stderr.write("recall: interrupted\n")
         return 130
+
+
+# The resident broker's parsers, by thread and command: it runs command after command on
+# the same few threads, and building a command's parser costs more than parsing with it.
+# Its environment is fixed, so a default a parser took from it stays right.
+_parsers: Any = None
+
+
+def command_parser(name: str, io: Streams, *, reuse: bool = False) -> tuple[Parser, Any]:
+    """The parser of command ``name``, writing to ``io``, and the command's module;
+    ``reuse``: the one this thread built for it before, if any (the resident broker's)."""
+    import threading
+    from importlib import import_module
+
+    global _parsers
+    module = import_module(f"broker.surfaces.commands.{COMMANDS[name][0]}")
+    if _parsers is None:
+        _parsers = threading.local()
+    built: dict[str, Parser] = _parsers.__dict__
+    parser = built.get(name) if reuse else None
+    if parser is None:
+        import argparse
+
+        from broker.surfaces.parser import Parser
+
+        parser = Parser(
+            io,
+            prog=f"recall {name}",
+            description=getattr(module, "DESCRIPTION", module.HELP),
+            epilog=getattr(module, "EXIT_CODES", EXIT_CODES),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.configure(parser)
+        if reuse:
+            built[name] = parser
+    parser.io = io
+    return parser, module
 
 
 if __name__ == "__main__":

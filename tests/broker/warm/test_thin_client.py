@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +24,7 @@ print(" ".join(sorted(loaded - set(sys.stdlib_module_names) - {"broker"})))
 HEAVY = """
 import sys
 import broker.surfaces.cli, broker.warm.daemon.thin_client
-print(" ".join(sorted({"socket", "hashlib", "asyncio", "argparse", "typing"} & set(sys.modules))))
+print(" ".join(sorted({"socket", "hashlib", "asyncio", "argparse", "typing", "re", "enum"} & set(sys.modules))))
 """
 
 
@@ -35,6 +36,17 @@ def test_the_thin_path_imports_nothing_beyond_the_standard_library():
 def test_the_thin_path_skips_the_costly_standard_modules():
     done = subprocess.run([sys.executable, "-c", HEAVY], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_the_installed_command_imports_no_more_than_the_thin_path():
+    # an installer's entry-point wrapper imports ``re`` (and with it ``enum``) first
+    command = Path(sys.executable).with_name("recall")
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(command), "--help"], capture_output=True, text=True, check=True
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert "broker.surfaces.cli" in imported
+    assert sorted(imported & {"re", "enum"}) == []
 
 
 def test_the_socket_name_digest_is_sha256():
