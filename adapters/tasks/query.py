@@ -3,10 +3,10 @@
 Exact identifiers: a full UUID, an 8-hex short UUID (any record id prefix of
 8 or 12 hex digits), and ``task <n>`` (the working-set id: Taskwarrior's id,
 or the todo.txt line number); a query that is only a number (``3``, ``#3``) is
-a working-set id too. Field constraints (the ``structured`` query
-mode): ``project:<name>`` (``pro:``), ``+<tag>``, ``@<context>``,
-``status:<status>``, ``priority:<p>`` (``pri:``). Everything else is free text,
-analyzed with the shared lexical rules.
+a working-set id too, and also a short id when it is eight or twelve bare digits.
+Field constraints (the ``structured`` query mode): ``project:<name>``
+(``pro:``), ``+<tag>``, ``@<context>``, ``status:<status>``, ``priority:<p>``
+(``pri:``). Everything else is free text, analyzed with the shared lexical rules.
 """
 
 from __future__ import annotations
@@ -48,7 +48,11 @@ def parse_query(query: str) -> TaskQuery:
     free: list[str] = []
     words = query.split()
     if len(words) == 1 and (number := _WORKING_ID.fullmatch(words[0].strip(_TRIM))):
-        return TaskQuery((), (int(number.group(1)),), (), analyze_query(""))
+        # eight or twelve bare digits may also be a short id whose hex digits are all decimal
+        # (about one task in forty): both are looked up
+        digits = number.group(0)
+        short_id = (digits,) if _RECORD_ID.fullmatch(digits) else ()
+        return TaskQuery(short_id, (int(number.group(1)),), (), analyze_query(""))
     skip_next = False
     for index, word in enumerate(words):
         if skip_next:

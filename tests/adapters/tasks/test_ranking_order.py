@@ -49,3 +49,13 @@ def test_a_question_of_field_constraints_alone_lists_every_task_satisfying_them(
     shown, matched = ids("status:pending", 3)
     assert matched == 6
     assert shown == ["b0000000000b", "c0000000000c", "90000000000f"]
+
+
+def test_a_short_id_of_digits_alone_finds_its_task_and_a_small_number_stays_a_working_id() -> None:
+    digits_only = record("13248406b1c2", "water the plants")  # its short id reads as a number
+    records = [*RECORDS, digits_only]
+    for query in ("13248406", "13248406b1c2"):
+        ranking = rank(records, parse_query(query), Scope(), 5, RecordIndex(records))
+        assert [hit.record.record_id for hit in ranking.hits] == ["13248406b1c2"], query
+    assert parse_query("3").record_ids == ()
+    assert parse_query("#13248406").record_ids == ()  # "#" names a working-set id only
