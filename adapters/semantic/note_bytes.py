@@ -15,7 +15,8 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from adapter_sdk.folder.scan import settled
+from adapter_sdk.folder.scan import FileStat
+from adapters.semantic.served_file import NoteStat
 
 if TYPE_CHECKING:
     from adapters.semantic.indexed_chunk import IndexedChunk
@@ -26,7 +27,7 @@ RECENT_NOTES = 32  # more than a search's candidates span
 class NoteReader:
     def __init__(self, root: str) -> None:
         self.root = root
-        self._recent: dict[tuple[str, str], tuple[int, int, int, bytes]] = {}
+        self._recent: dict[tuple[str, str], tuple[NoteStat, bytes]] = {}
 
     def unchanged_bytes(self, chunk: IndexedChunk) -> bytes | None:
         """The bytes of ``chunk``'s note, or ``None`` when it is gone or changed since it was embedded."""
@@ -34,11 +35,10 @@ class NoteReader:
         key = (chunk.path, chunk.sha256)
         try:
             stat = os.stat(path)
+            found = FileStat(stat.st_size, stat.st_mtime_ns)
             remembered = self._recent.get(key)
-            if remembered is not None:
-                size, mtime_ns, read_ns, data = remembered
-                if (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns) and settled(mtime_ns, read_ns):
-                    return data
+            if remembered is not None and remembered[0].unchanged_at(found):
+                return remembered[1]
             read_ns = time.time_ns()
             with open(path, "rb") as note:
                 data = note.read()
@@ -48,5 +48,5 @@ class NoteReader:
             return None
         if len(self._recent) >= RECENT_NOTES:
             del self._recent[next(iter(self._recent))]
-        self._recent[key] = (stat.st_size, stat.st_mtime_ns, read_ns, data)
+        self._recent[key] = (NoteStat(found.size, found.mtime_ns, read_ns, chunk.sha256), data)
         return data
