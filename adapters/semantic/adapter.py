@@ -183,9 +183,9 @@ class SemanticAdapter(Adapter):
             query_modes=[QueryMode.semantic],
             freshness_modes=[FreshnessMode.indexed],
             freshness_policy="indexed; a watched folder (the adapter of a resident broker, recall"
-            " serve or recall mcp) has changed notes embedded as they happen; before each search its folders and recent"
-            " notes are checked and a changed note is embedded again (a handful of chunks is"
-            " waited for); recall refresh embeds every change",
+            " serve or recall mcp) has changed notes embedded as they happen; an unwatched one has its"
+            " folders and recent notes checked before each search and a changed note embedded again"
+            " (a handful of chunks is waited for, watched or not); recall refresh embeds every change",
             as_of_support=AsOfSupport.none,
             relevance_basis=RelevanceBasis.vector_similarity,
             capabilities=[Capability.search, Capability.expand, Capability.checkpoint],
@@ -260,9 +260,12 @@ class SemanticAdapter(Adapter):
 
     def _catch_up(self, deadline: datetime) -> None:
         """Before a search: a folder that changed since the last scan is scanned again and
-        its new chunks embedded; a small build (a note just written) is waited for."""
+        its new chunks embedded; a small build (a note just written) is waited for. A
+        watched folder is not checked: the watch has asked for every rescan it needs, as
+        the notes source's does (about 3 ms saved at 10,000 notes)."""
         index = self._index()
-        if index.watermark is not None and index.watermark.moved():
+        watched = self.watcher is not None and self.watcher.watching
+        if not watched and index.watermark is not None and index.watermark.moved():
             self._start_build(rescan=True)
         if self.building and index.snapshot() is not None:  # a first build is never waited for
             self._wait_for_build(min(WAIT_PENDING_S, _seconds_left(deadline) - ANSWER_RESERVE_S)

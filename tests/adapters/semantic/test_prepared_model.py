@@ -1,4 +1,5 @@
-"""The int8 model as onnxruntime prepares it is kept in the store and loaded from there.
+"""The int8 model as onnxruntime prepares it is kept in the store and loaded from there:
+a folder of the graph and its weights, which are mapped into memory, not copied.
 
 With the real weights (the default model); skipped where they are missing.
 """
@@ -21,7 +22,7 @@ TEXTS = ["Double quotes are preferred.", "Official images are published on Docke
 def _prepared(store: Path) -> list[Path]:
     from adapters.semantic.prepared_model import PREFIX
 
-    return sorted(store.glob(f"{PREFIX}*.onnx"))
+    return sorted(store.glob(f"{PREFIX}*"))
 
 
 def test_the_first_load_keeps_the_prepared_model_and_the_vectors_are_the_same(tmp_path: Path) -> None:
@@ -37,6 +38,8 @@ def test_the_first_load_keeps_the_prepared_model_and_the_vectors_are_the_same(tm
     assert np.array_equal(unkept, again)
     assert _prepared(tmp_path) == [kept]
     assert [p.name for p in tmp_path.iterdir()] == [kept.name]  # nothing half-written left
+    assert sorted(p.name for p in kept.iterdir()) == ["model.onnx", "weights.bin"]
+    assert (kept / "weights.bin").stat().st_size > 50 * (kept / "model.onnx").stat().st_size
 
 
 def test_a_kept_model_is_loaded_without_preparing_it_again(
@@ -47,14 +50,14 @@ def test_a_kept_model_is_loaded_without_preparing_it_again(
 
     prepared_model.open_session(weights_path(), tmp_path)
     (kept,) = _prepared(tmp_path)
-    written = kept.stat().st_mtime_ns
+    written = (kept / "weights.bin").stat().st_mtime_ns
 
     def prepare(*args: object) -> None:
         raise AssertionError("the kept model was prepared again")
 
     monkeypatch.setattr(prepared_model, "_prepare", prepare)
     assert prepared_model.open_session(weights_path(), tmp_path) is not None
-    assert kept.stat().st_mtime_ns == written
+    assert (kept / "weights.bin").stat().st_mtime_ns == written
 
 
 def test_other_weights_are_prepared_anew_and_replace_the_kept_model(tmp_path: Path) -> None:
@@ -83,9 +86,10 @@ def test_a_damaged_kept_model_is_prepared_again(tmp_path: Path, capfd: pytest.Ca
     expected = load().encode(TEXTS)
     load(cache_dir=tmp_path)
     (kept,) = _prepared(tmp_path)
-    kept.write_bytes(kept.read_bytes()[:1000])  # cut short
+    weights = kept / "weights.bin"
+    weights.write_bytes(weights.read_bytes()[:1000])  # cut short
     assert np.array_equal(load(cache_dir=tmp_path).encode(TEXTS), expected)
-    assert kept.stat().st_size > 1000
+    assert weights.stat().st_size > 1000
     assert capfd.readouterr().out == ""  # an adapter's stdout is its protocol stream
 
 
@@ -101,3 +105,40 @@ def test_a_store_that_cannot_be_written_still_gets_a_model(
     assert np.array_equal(load(cache_dir=not_a_folder).encode(TEXTS), load().encode(TEXTS))
     assert [p.name for p in tmp_path.iterdir()] == ["store"]
     assert capfd.readouterr().out == ""
+
+
+def test_a_graph_an_earlier_release_kept_as_one_file_is_removed(tmp_path: Path) -> None:
+    from adapters.semantic.encoders import load
+    from adapters.semantic.prepared_model import PREFIX
+
+    earlier = tmp_path / f"{PREFIX}0123456789abcdef.onnx"
+    earlier.write_bytes(b"a graph with its weights inside")
+    load(cache_dir=tmp_path)
+    (kept,) = _prepared(tmp_path)
+    assert kept.is_dir()
+    assert not earlier.exists()
+
+
+def test_a_copy_another_process_renamed_first_is_left_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    from adapters.semantic import prepared_model
+    from adapters.semantic.encoders import load
+    from adapters.semantic.onnx_model import weights_path
+
+    renamed = os.rename
+
+    def rename_after_another(src: str | Path, dst: str | Path) -> None:
+        Path(dst).mkdir()
+        (Path(dst) / "model.onnx").write_bytes(b"the other process's copy")
+        renamed(src, dst)
+
+    monkeypatch.setattr(prepared_model.os, "rename", rename_after_another)
+    session = prepared_model.open_session(weights_path(), tmp_path)
+    assert session is not None
+    (kept,) = _prepared(tmp_path)
+    assert (kept / "model.onnx").read_bytes() == b"the other process's copy"
+    monkeypatch.undo()
+    assert np.array_equal(load(cache_dir=tmp_path).encode(TEXTS), load().encode(TEXTS))  # replaced, being damaged
