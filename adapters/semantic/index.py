@@ -177,7 +177,7 @@ class VectorIndex:
     def _loaded_encoder(self) -> TextEncoder:
         with self._encoder_lock:
             if self._encoder is None:
-                self._encoder = self._encoder_factory() if self._encoder_factory else load(self.model, self.path.parent)
+                self._encoder = self._encoder_factory() if self._encoder_factory else load(self.model)
             return self._encoder
 
     def load_encoder_in_background(self) -> None:

@@ -1,5 +1,6 @@
-"""The int8 model as onnxruntime prepares it is kept in the store and loaded from there:
-a folder of the graph and its weights, which are mapped into memory, not copied.
+"""The int8 model as prepared for int8 arithmetic is kept in the user's model cache and
+loaded from there: a folder of the graph and its weights, which are mapped into memory,
+not copied.
 
 With the real weights (the default model); skipped where they are missing.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +27,46 @@ def _prepared(store: Path) -> list[Path]:
     return sorted(store.glob(f"{PREFIX}*"))
 
 
-def test_the_first_load_keeps_the_prepared_model_and_the_vectors_are_the_same(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def cached_vectors() -> Any:
+    """TEXTS' vectors from the model in the suite's model cache (prepared at most once)."""
+    from adapters.semantic.encoders import load
+
+    return load().encode(TEXTS)
+
+
+@pytest.fixture
+def no_model_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No cache to keep a prepared model in: it is prepared in memory at every load."""
+    for name in ("RECALL_MODEL_CACHE", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_the_model_cache_is_the_named_folder_else_the_users_cache() -> None:
+    from adapters.semantic.prepared_model import model_cache
+
+    assert model_cache({"RECALL_MODEL_CACHE": "/m", "XDG_CACHE_HOME": "/c", "HOME": "/h"}) == Path("/m")
+    assert model_cache({"XDG_CACHE_HOME": "/c", "HOME": "/h"}) == Path("/c/recall/models")
+    assert model_cache({"HOME": "/h"}) == Path("/h/.cache/recall/models")
+    assert model_cache({}) is None
+
+
+def test_every_store_loads_the_model_prepared_in_the_model_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adapters.semantic.encoders import load
+
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "models"))
+    load()
+    (kept,) = _prepared(tmp_path / "models")
+    made = (kept / "weights.bin").stat().st_mtime_ns
+    load()
+    assert (kept / "weights.bin").stat().st_mtime_ns == made  # loaded, not prepared again
+
+
+def test_the_first_load_keeps_the_prepared_model_and_the_vectors_are_the_same(
+    tmp_path: Path, no_model_cache: None
+) -> None:
     import numpy as np
 
     from adapters.semantic.encoders import load
@@ -78,23 +119,24 @@ def test_other_weights_are_prepared_anew_and_replace_the_kept_model(tmp_path: Pa
     assert not before.exists()
 
 
-def test_a_damaged_kept_model_is_prepared_again(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_damaged_kept_model_is_prepared_again(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], cached_vectors: Any
+) -> None:
     import numpy as np
 
     from adapters.semantic.encoders import load
 
-    expected = load().encode(TEXTS)
     load(cache_dir=tmp_path)
     (kept,) = _prepared(tmp_path)
     weights = kept / "weights.bin"
     weights.write_bytes(weights.read_bytes()[:1000])  # cut short
-    assert np.array_equal(load(cache_dir=tmp_path).encode(TEXTS), expected)
+    assert np.array_equal(load(cache_dir=tmp_path).encode(TEXTS), cached_vectors)
     assert weights.stat().st_size > 1000
     assert capfd.readouterr().out == ""  # an adapter's stdout is its protocol stream
 
 
-def test_a_store_that_cannot_be_written_still_gets_a_model(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+def test_a_cache_that_cannot_be_written_still_gets_a_model(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], cached_vectors: Any
 ) -> None:
     import numpy as np
 
@@ -102,7 +144,7 @@ def test_a_store_that_cannot_be_written_still_gets_a_model(
 
     not_a_folder = tmp_path / "store"
     not_a_folder.write_text("")  # nothing can be written under it, not even by root
-    assert np.array_equal(load(cache_dir=not_a_folder).encode(TEXTS), load().encode(TEXTS))
+    assert np.array_equal(load(cache_dir=not_a_folder).encode(TEXTS), cached_vectors)
     assert [p.name for p in tmp_path.iterdir()] == ["store"]
     assert capfd.readouterr().out == ""
 
@@ -120,7 +162,7 @@ def test_a_graph_an_earlier_release_kept_as_one_file_is_removed(tmp_path: Path) 
 
 
 def test_a_copy_another_process_renamed_first_is_left_in_place(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached_vectors: Any
 ) -> None:
     import numpy as np
 
@@ -141,4 +183,4 @@ def test_a_copy_another_process_renamed_first_is_left_in_place(
     (kept,) = _prepared(tmp_path)
     assert (kept / "model.onnx").read_bytes() == b"the other process's copy"
     monkeypatch.undo()
-    assert np.array_equal(load(cache_dir=tmp_path).encode(TEXTS), load().encode(TEXTS))  # replaced, being damaged
+    assert np.array_equal(load(cache_dir=tmp_path).encode(TEXTS), cached_vectors)  # replaced, being damaged
