@@ -428,10 +428,15 @@ class SemanticAdapter(Adapter):
         )
 
     def refresh(self, params: RefreshParams) -> HealthResult:
-        """Scan the folder and embed what it lacks, waiting until shortly before the deadline;
-        what is left carries on in the background, stored batch by batch."""
+        """Load the model (preparing it the first time, ``prepared_model.py``), scan the folder
+        and embed what it lacks, waiting until shortly before the deadline; what is left
+        carries on in the background, stored batch by batch."""
         index = self._index()
         before = index.snapshot()
+        try:  # the model is part of what a refresh builds: prepared now, not by the next query
+            index.load_encoder()
+        except Exception as exc:
+            raise RpcError(ErrorCode.source_unavailable, f"the model could not be loaded: {exc}") from None
         self._wait_for_build(_seconds_left(params.deadline) - ANSWER_RESERVE_S)  # one already running
         self._start_build(rescan=True)
         self._wait_for_build(_seconds_left(params.deadline) - ANSWER_RESERVE_S)

@@ -174,6 +174,10 @@ class VectorIndex:
     def encoder(self) -> TextEncoder:
         return self._loaded_encoder()
 
+    def load_encoder(self) -> None:
+        """Load the model now (waiting for a load already under way); raises why it cannot."""
+        self._loaded_encoder()
+
     def _loaded_encoder(self) -> TextEncoder:
         with self._encoder_lock:
             if self._encoder is None:

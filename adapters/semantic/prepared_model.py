@@ -106,7 +106,20 @@ def _prepare(weights: Path, prepared: Path) -> Any:
     for older in prepared.parent.glob(f"{PREFIX}*"):
         if older != prepared:
             _remove(older)
+    for abandoned in prepared.parent.glob(f".{PREFIX}*"):  # by a process killed while preparing
+        if not _alive(abandoned.suffix.lstrip(".")):
+            _remove(abandoned)
     return session
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _quantized(weights: Path, folder: Path) -> Path:

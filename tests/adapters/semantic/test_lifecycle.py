@@ -295,3 +295,21 @@ def test_a_killed_build_resumes_with_what_it_had_stored(tmp_path: Path) -> None:
         assert done["coverage"] == "complete" and done["indexed_count"] == 300
     finally:
         second.close()
+
+
+def test_refresh_prepares_the_model_even_when_every_chunk_is_embedded(tmp_path: Path) -> None:
+    """A store already complete (built on another machine, or before the model cache was
+    emptied) still has its refresh prepare the model, so the next query does not."""
+    notes = tmp_path / "notes"
+    for name, text in OTHER.items():
+        write_note(notes, name, text)
+    for cache in ("first-models", "second-models"):
+        proc = AdapterProcess("semantic", "meaning", expand_detail="excerpt",
+                              env={"RECALL_MODEL_CACHE": str(tmp_path / cache)})
+        try:
+            proc.initialize(str(notes), str(tmp_path / "work"))
+            assert proc.refresh()["indexed_count"] == len(OTHER)
+        finally:
+            proc.close()
+        prepared = [p.name for p in (tmp_path / cache).iterdir()]
+        assert len(prepared) == 1 and prepared[0].startswith("onnx-prepared-"), prepared

@@ -184,3 +184,17 @@ def test_a_copy_another_process_renamed_first_is_left_in_place(
     assert (kept / "model.onnx").read_bytes() == b"the other process's copy"
     monkeypatch.undo()
     assert np.array_equal(load(cache_dir=tmp_path).encode(TEXTS), cached_vectors)  # replaced, being damaged
+
+
+def test_what_a_process_killed_while_preparing_left_is_removed_by_the_next_prepare(tmp_path: Path) -> None:
+    from adapters.semantic.encoders import load
+    from adapters.semantic.prepared_model import PREFIX
+
+    abandoned = tmp_path / f".{PREFIX}0123456789abcdef.999999999"  # no such process
+    preparing = tmp_path / f".{PREFIX}0123456789abcdef.{os.getpid()}"  # one still at it
+    for partial in (abandoned, preparing):
+        partial.mkdir()
+        (partial / "weights.bin").write_bytes(b"half")
+    load(cache_dir=tmp_path)
+    assert not abandoned.exists()
+    assert preparing.exists()
