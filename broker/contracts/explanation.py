@@ -58,6 +58,9 @@ class FolderRank(Model):
     location: str
     legs: list[LegRank]
     rank: int
+    weak_lexical_match: float | None = None
+    """Set when the location's best lexical match was too weak to order it (its relevance):
+    the rank is then the meaning leg's order (``broker.fusion.folder``)."""
 
 
 class TemporalExplanation(Model):

@@ -16,6 +16,15 @@ terms, as without this step). The folder offers the same scores as before, so
 it weighs no more against tasks or mail; agreement inside it only decides
 which of its records holds which. A location only one source answered for
 keeps that source's ranks and scores.
+
+When the location's best lexical match holds little of the question (its
+relevance, the share of the question's words it matches times how dense they
+are, under ``WEAK_LEXICAL``), the question is put in other words than the
+folder's and its lexical ranking is mostly noise: the folder's order is then
+its meaning leg's (agreement breaks ties). On the tuning halves this moved only
+the command reference, where a task is asked in a user's words ("stop every
+process that has a given name"); 0.30, 0.35 and 0.40 were tried
+(``eval/README.md``).
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ from dataclasses import dataclass
 
 from broker.contracts import Candidate, FolderRank, LegRank, MatchSignal
 from broker.fusion.request import SourceFacts
+
+WEAK_LEXICAL = 0.35
 
 
 @dataclass(frozen=True)
@@ -56,7 +67,13 @@ def folder_places(
         if len({uid for legs in records.values() for uid in legs}) < 2:
             continue
         terms = {root: [term(c) for c in legs.values()] for root, legs in records.items()}
-        fused = sorted(records, key=lambda root: (-sum(terms[root]), -max(terms[root]), root))
+        weak = _weak_lexical_match(records)
+        if weak is None:
+            fused = sorted(records, key=lambda root: (-sum(terms[root]), -max(terms[root]), root))
+        else:
+            meaning = {root: max((term(c) for c in legs.values() if _by_meaning(c)), default=0.0)
+                       for root, legs in records.items()}
+            fused = sorted(records, key=lambda root: (-meaning[root], -sum(terms[root]), root))
         scores = sorted((max(values) for values in terms.values()), reverse=True)
         for rank, (root, score) in enumerate(zip(fused, scores, strict=True), start=1):
             legs = sorted(records[root].values(), key=lambda c: c.source_id)
@@ -65,7 +82,22 @@ def folder_places(
                     location=location,
                     legs=[LegRank.model_construct(source_id=c.source_id, local_rank=c.local_rank) for c in legs],
                     rank=rank,
+                    weak_lexical_match=weak,
                 ),
                 score=score,
             )
     return places
+
+
+def _by_meaning(c: Candidate) -> bool:
+    return MatchSignal.semantic in (c.match_signals or ())
+
+
+def _weak_lexical_match(records: Mapping[str, Mapping[str, Candidate]]) -> float | None:
+    """The best relevance among the location's lexical candidates when it is under
+    ``WEAK_LEXICAL`` and a meaning leg answered too; else None."""
+    candidates = [c for legs in records.values() for c in legs.values()]
+    lexical = [c.relevance if c.relevance is not None else 1.0 for c in candidates if not _by_meaning(c)]
+    if not lexical or not any(_by_meaning(c) for c in candidates) or max(lexical) >= WEAK_LEXICAL:
+        return None
+    return max(lexical)

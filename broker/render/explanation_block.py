@@ -127,7 +127,11 @@ def _folder(f: FolderRank | None) -> str:
     if f is None:
         return ""
     legs = ", ".join(f"{leg.source_id} {leg.local_rank}" for leg in f.legs)
-    return f"rank {f.rank} in {f.location}, fused within it from {legs}"
+    text = f"rank {f.rank} in {f.location}, fused within it from {legs}"
+    if f.weak_lexical_match is not None:
+        text += (f"; ordered by meaning, the best lexical match holding little of the question"
+                 f" (relevance {f.weak_lexical_match:.2f})")
+    return text
 
 
 def _score(e: Explanation) -> str:

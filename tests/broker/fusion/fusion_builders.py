@@ -12,6 +12,7 @@ from broker.fusion import FusionOutput, FusionParams, SourceFacts, fuse
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 UIDS = {"notes": "01NOTES", "tasks": "01TASKS", "mail": "01MAIL", "mirror": "01MIRROR"}
 EXACT = [MatchSignal.exact_identifier]
+SEMANTIC = [MatchSignal.semantic]
 
 
 def cand(locator: str, rank: int = 1, **fields: Any) -> Candidate:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from fusion_builders import EXACT, cand, facts, run
+from fusion_builders import EXACT, SEMANTIC, cand, facts, run
 
 from broker.contracts import Mode
 
@@ -257,3 +257,38 @@ def test_a_chunk_the_question_names_exactly_keeps_its_own_score_in_its_folder() 
     out = run(pool, query="restore drill", sources=FOLDER_AND_MAIL)
     assert out.results[0].primary.locator == "notes:a.md#L5-L5"
     assert out.results[0].explanation.folder is None
+
+
+def _weak_question(lexical: tuple[float, float]) -> list:
+    # the lexical source ranks a.md then z.md; the meaning leg over the same folder ranks
+    # c.md, then a.md, then z.md (the same chunks: their roots are the lexical chunks')
+    a, z = lexical
+    return [cand("notes:a.md#L1-L9", 1, relevance=a), cand("notes:z.md#L1-L9", 2, relevance=z),
+            cand("tasks:c.md#L1-L9", 1, relevance=0.6, match_signals=SEMANTIC),
+            cand("tasks:a.md#L1-L9", 2, relevance=0.55, match_signals=SEMANTIC, derived_from=["notes:a.md#L1-L9"]),
+            cand("tasks:z.md#L1-L9", 3, relevance=0.5, match_signals=SEMANTIC, derived_from=["notes:z.md#L1-L9"])]
+
+
+def test_a_folder_whose_best_lexical_match_holds_little_of_the_question_is_ordered_by_meaning() -> None:
+    out = run(_weak_question(lexical=(0.30, 0.28)), sources=FOLDER_AND_MAIL)
+    # summed, a.md (0.30/61 + 0.55/62) and z.md would lead c.md (0.6/61), which one leg found
+    assert [r.primary.source_record_id for r in out.results] == ["c.md", "a.md", "z.md"]
+    folder = out.results[0].explanation.folder
+    assert folder is not None and folder.weak_lexical_match == pytest.approx(0.30)
+
+
+def test_a_folder_whose_lexical_match_holds_the_question_keeps_the_summed_order() -> None:
+    out = run(_weak_question(lexical=(0.5, 0.45)), sources=FOLDER_AND_MAIL)
+    assert [r.primary.source_record_id for r in out.results] == ["a.md", "z.md", "c.md"]
+    assert all(r.explanation.folder is None or r.explanation.folder.weak_lexical_match is None
+               for r in out.results)
+
+
+def test_a_weak_lexical_match_changes_nothing_where_no_meaning_leg_answered() -> None:
+    # two lexical sources over one folder: there is no order by meaning to fall back on
+    pool = [cand("notes:a.md#L1-L9", 1, relevance=0.3), cand("notes:z.md#L1-L9", 2, relevance=0.2),
+            cand("tasks:z.md#L1-L9", 1, relevance=0.2, derived_from=["notes:z.md#L1-L9"])]
+    out = run(pool, sources=FOLDER_AND_MAIL)
+    assert [r.primary.source_record_id for r in out.results] == ["z.md", "a.md"]
+    assert out.results[0].explanation.folder is not None
+    assert out.results[0].explanation.folder.weak_lexical_match is None
