@@ -140,8 +140,9 @@ def resident(home: Home, runs: int) -> dict[str, Any]:
     if started.returncode != 0:
         raise SystemExit(f"bench: the resident broker did not start: {started.stderr.strip()[-400:]}")
     try:
-        for query in QUERIES:  # the first answers start the adapters and load the model
-            home.run("query", query, "--json", daemon=True)
+        for profile in ("lexical", "default"):  # the first answers start each profile's adapters
+            for query in QUERIES:  # and load the model; a watch not yet in place answers degraded
+                home.run("query", query, "--json", "--profile", profile, daemon=True)
         return queries(home, runs, daemon=True)
     finally:
         home.run("daemon", "stop", daemon=True)
