@@ -25,10 +25,10 @@ os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="recall-run-")
 SESSION_MARKER = "PYTEST_RECALL_SESSION"  # not RECALL_*: it must not key a broker
 os.environ[SESSION_MARKER] = uuid.uuid4().hex
 
-# The meaning leg's model is prepared for int8 arithmetic once per machine (about four
+# The meaning leg's model is prepared for int8 arithmetic once per user (about four
 # seconds of CPU) into the user's model cache; every test home has a cache of its own,
-# so the suite names one folder for all of them, which later runs reuse.
-os.environ.setdefault("RECALL_MODEL_CACHE", os.path.join(tempfile.gettempdir(), f"recall-test-models-{os.getuid()}"))
+# so the suite names one private folder for all of them, removed at the end.
+os.environ["RECALL_MODEL_CACHE"] = tempfile.mkdtemp(prefix="recall-test-models-")
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
@@ -64,6 +64,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     import signal
 
     shutil.rmtree(os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
+    shutil.rmtree(os.environ["RECALL_MODEL_CACHE"], ignore_errors=True)
     basetemp = session.config._tmp_path_factory.getbasetemp() if hasattr(session.config, "_tmp_path_factory") else None
     if not os.path.isdir("/proc"):
         return
