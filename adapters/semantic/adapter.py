@@ -313,6 +313,11 @@ class SemanticAdapter(Adapter):
                 candidates=[], outcome=SearchOutcome.partial if partial else SearchOutcome.success,
                 diagnostics=diagnostics, reason=reason if partial else None,
             )
+        if index.encoder_within(_seconds_left(params.deadline) - ANSWER_RESERVE_S) is None:
+            diagnostics["detail"] = ("the model is being prepared for this machine (once, a few seconds);"
+                                     " recall refresh prepares it ahead")
+            return SearchResult(candidates=[], outcome=SearchOutcome.partial, diagnostics=diagnostics,
+                                reason="model_loading")
         query = index.embed_query(params.query)
         similarity = snapshot.matrix @ query
         bar = admission(similarity, self.margin)

@@ -178,6 +178,16 @@ class VectorIndex:
         """Load the model now (waiting for a load already under way); raises why it cannot."""
         self._loaded_encoder()
 
+    def encoder_within(self, seconds: float) -> TextEncoder | None:
+        """The model, waiting at most ``seconds`` for a load under way (None: still loading,
+        which the first load on a machine, preparing it, may be); a failed load raises."""
+        if self._encoder is not None:
+            return self._encoder
+        if not self._encoder_lock.acquire(timeout=max(0.0, seconds)):
+            return None
+        self._encoder_lock.release()
+        return self._loaded_encoder()
+
     def _loaded_encoder(self) -> TextEncoder:
         with self._encoder_lock:
             if self._encoder is None:
