@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(
     reason=f"the semantic leg's model is missing: {semantic_extra_missing()}",
 )
 
-NOTES = 300  # one chunk each: a build of two batches, seconds long even on two idle cores
+NOTES = 600  # one chunk each: a build of three batches, seconds long even on two idle cores
 # each chunk fills the model's window of word pieces, so no machine embeds the lot within
 # the first second, when the refresh first asks what is left
 VOYAGE = " ".join(f"leg {leg} of the voyage called at harbour {leg * 7} under a grey sky" for leg in range(6))
