@@ -1,4 +1,4 @@
-"""An onnxruntime session for the int8 model, prepared once per store and then reused.
+"""An onnxruntime session for the int8 model, prepared once per user and then reused.
 
 The shipped graph stores int8 weights that onnxruntime folds into float32 ones at
 load, so it would compute in float32 and read 88 MB of weights for every question.
@@ -23,8 +23,8 @@ memory instead of 190, measured in ``bench/README.md``; the pages are shared by 
 process that loads the same folder). Its name carries what it was prepared from (the
 weights file's path, size and modification time, onnxruntime's version, the
 processor architecture, how it was prepared): another model, runtime or recipe gets
-a folder of its own and the one it replaces is removed. Deleting it costs the next load its preparing again,
-nothing else.
+a folder of its own and the one it replaces is removed. Deleting it costs the next
+load its preparing again, nothing else.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def fingerprint(weights: Path, runtime_version: str) -> str:
 def _prepare(weights: Path, prepared: Path) -> Any:
     """Load ``weights`` with the optimisations on and save what they made as the folder
     ``prepared`` (written aside, then renamed: a process loading it never reads half of
-    it). A store that cannot be written to still gets its session."""
+    it). A cache that cannot be written to still gets its session."""
     partial = prepared.with_name(f".{prepared.name}.{os.getpid()}")
     try:
         prepared.parent.mkdir(parents=True, exist_ok=True)

@@ -38,8 +38,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from broker.contracts import Candidate, Corroboration, ExcerptKind, Verdict
-from broker.fusion.groups import Group, floor_relevance
+from broker.fusion.groups import Group
 from broker.fusion.lineage import Lineage, independent_count
+from broker.fusion.relevance import floor_relevance
 
 MIN_NAME_TOKENS = 2
 _NAME_TOKEN = re.compile(r"[^\W_]+")

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from broker.contracts import Candidate, FolderRank, LegRank, MatchSignal
+from broker.fusion.relevance import fused_relevance
 from broker.fusion.request import SourceFacts
 
 WEAK_LEXICAL = 0.35
@@ -97,7 +98,7 @@ def _weak_lexical_match(records: Mapping[str, Mapping[str, Candidate]]) -> float
     """The best relevance among the location's lexical candidates when it is under
     ``WEAK_LEXICAL`` and a meaning leg answered too; else None."""
     candidates = [c for legs in records.values() for c in legs.values()]
-    lexical = [c.relevance if c.relevance is not None else 1.0 for c in candidates if not _by_meaning(c)]
+    lexical = [fused_relevance(c) for c in candidates if not _by_meaning(c)]
     if not lexical or not any(_by_meaning(c) for c in candidates) or max(lexical) >= WEAK_LEXICAL:
         return None
     return max(lexical)

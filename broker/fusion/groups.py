@@ -12,7 +12,6 @@ it scores by its place there instead. Fusion reads local rank, priors and releva
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +24,7 @@ from broker.errors import FusionError
 from broker.fusion.folder import FolderPlace, folder_places
 from broker.fusion.lineage import Lineage, LineageGraph
 from broker.fusion.priors import effective_prior
+from broker.fusion.relevance import fused_relevance
 from broker.fusion.request import SourceFacts
 
 _HEX_ID = re.compile(r"[0-9a-f]+(?:-[0-9a-f]+)*")
@@ -77,22 +77,6 @@ def _order_key(c: Candidate) -> tuple[int, str, str, str]:
 def _canonical(c: Candidate) -> bytes:
     rest = c.model_dump(mode="json", exclude={"local_score"})
     return orjson.dumps(rest, option=orjson.OPT_SORT_KEYS)
-
-
-def fused_relevance(c: Candidate) -> float:
-    """Relevance as scored: missing → 1, NaN or negative → 0, above 1 → 1."""
-    if c.relevance is None:
-        return 1.0
-    if math.isnan(c.relevance) or c.relevance < 0:
-        return 0.0
-    return min(c.relevance, 1.0)
-
-
-def floor_relevance(c: Candidate) -> float:
-    """Relevance as the floor reads it: a missing or non-finite value asserts nothing."""
-    if c.relevance is None or not math.isfinite(c.relevance):
-        return 1.0
-    return fused_relevance(c)
 
 
 def is_exact(c: Candidate) -> bool:
