@@ -113,9 +113,28 @@ class AnalyzedQuery:
         return bool(self.removed)
 
 
+# An English clitic after an apostrophe: the tokenizer would make a word of its own of
+# it ("flamingo's" -> "flamingo", "s"), and a one-letter word matches scaffolding.
+_NEGATION = re.compile(r"(?<=[^\W_])n['\u2019]t\b", re.IGNORECASE)
+_SHORT_NEGATION = {"can't": "can not", "won't": "will not", "shan't": "shall not"}
+_SHORT_NEGATED = re.compile(r"\b(?:ca|wo|sha)n['\u2019]t\b", re.IGNORECASE)
+_CLITIC = re.compile(r"(?<=[^\W_])['\u2019](?:s|m|d|ll|re|ve)\b", re.IGNORECASE)
+
+
+def without_clitics(query: str) -> str:
+    """``query`` with "n't" read as "not" and the clitics 's 'm 'd 'll 're 've removed."""
+    if "'" not in query and "\u2019" not in query:
+        return query
+    query = _SHORT_NEGATED.sub(lambda m: _SHORT_NEGATION[m[0].lower().replace("\u2019", "'")], query)
+    return _CLITIC.sub("", _NEGATION.sub(" not", query))
+
+
 def analyze_query(query: str) -> AnalyzedQuery:
-    """Split a query into terms and drop function words (kept if nothing else remains)."""
-    raw = tuple(tokenize(query))
+    """Split a query into terms and drop function words (kept if nothing else remains).
+
+    A clitic is no word of the question (``without_clitics``): "the flamingo's
+    feathers" asks about flamingo and feathers, not about "s"."""
+    raw = tuple(tokenize(without_clitics(query)))
     content = tuple(t for t in raw if t not in FUNCTION_WORDS)
     if not content:
         return AnalyzedQuery(raw, _distinct(raw), ())

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from adapter_sdk.lexical import stemmed, tokenize, unmark_words
+from adapter_sdk.lexical import analyze_query, stemmed, tokenize, unmark_words
 from adapter_sdk.relevance import (
     decisive_terms,
     lexical_relevance,
@@ -115,3 +115,17 @@ def test_tokens_longer_than_64_characters_are_dropped_and_the_rest_kept(
     text: str, tokens: list[str]
 ) -> None:
     assert tokenize(text) == tokens
+
+
+@pytest.mark.parametrize(
+    ("question", "content"),
+    [
+        ("what colour are a flamingo\u2019s feathers", ("colour", "flamingo", "feathers")),
+        ("why doesn't the backup run", ("backup", "run")),
+        ("can't restart nginx, won't start", ("restart", "nginx", "start")),
+        ("I'm stuck; we've tried what they're saying, you'll see, I'd guess", ("stuck", "tried", "saying", "see", "guess")),
+        ("rock'n'roll o'clock", ("rock", "n", "roll", "o", "clock")),
+    ],
+)
+def test_a_clitic_is_no_word_of_the_question(question: str, content: tuple[str, ...]) -> None:
+    assert analyze_query(question).content_terms == content

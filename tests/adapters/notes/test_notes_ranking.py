@@ -24,6 +24,7 @@ NOTES = {
     "editors/overview.md": "# Editor overview\n\nVim, Emacs and Kakoune have plugins. Kakoune users"
     " add a hook; Kakoune hooks run on save. Emacs users install a package; Vim users a plugin.\n",
     "menus.md": "# Menus\n\nChoose [S]ave to keep the file, or Sa[v]e **A**s to copy it.\n",
+    "themes.md": "# Themes\n\nIt's the formatter's colour scheme: set it in your terminal's settings.\n",
 }
 
 
@@ -67,6 +68,15 @@ def test_a_common_word_alone_admits_nothing_for_a_question_about_something_absen
     result = notes.search("what is the sourdough hydration for the formatter?")
     assert "query_terms_decisive" not in result["diagnostics"]
     assert result["candidates"] == []
+
+
+def test_a_clitic_of_the_question_is_no_second_word_to_admit_a_chunk_by(notes: NotesProcess) -> None:
+    # "flamingo's" is "flamingo" and a clitic, not "flamingo" and "s": the theme note holds
+    # "colour" and, through "it's", an "s", which would make two of the question's words
+    result = notes.search("what colour are a flamingo's feathers")
+    assert result["candidates"] == []
+    assert "s" not in result["diagnostics"]["query_term_weights"]
+    assert _records(notes.search("what colour is the formatter's scheme"))[0] == "themes.md"
 
 
 def test_the_page_named_for_the_term_ranks_above_pages_that_mention_it_more(

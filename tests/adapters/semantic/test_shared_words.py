@@ -34,3 +34,27 @@ def test_a_note_changed_since_it_was_embedded_is_judged_by_its_title_and_preview
     notes = NoteWords(NoteReader(str(tmp_path)))
     assert not notes.shares_a_word(chunk, question_terms("backups"))
     assert notes.shares_a_word(chunk, question_terms("monthly recovery"))
+
+
+def test_a_word_only_in_a_link_target_or_url_is_not_shared(tmp_path: Path) -> None:
+    # a page about a routing daemon named after a bird: its documentation URL carries "v=30"
+    text = "# bird\n\n> Routing daemon.\n> More information: <https://bird.example.net/?get_doc&v=30&f=geese.html>.\n"
+    chunk = _chunk(tmp_path, "bird.md", text)
+    notes = NoteWords(NoteReader(str(tmp_path)))
+    assert not notes.shares_a_word(chunk, question_terms("why do geese fly in formation"))
+    assert notes.shares_a_word(chunk, question_terms("which routing daemon"))
+
+
+def test_a_single_letter_or_digit_of_the_question_vouches_for_nothing(tmp_path: Path) -> None:
+    chunk = _chunk(tmp_path, "v.md", "# v\n\nCompile a file: `v run -v file.v`, version 2.\n")
+    notes = NoteWords(NoteReader(str(tmp_path)))
+    assert question_terms("why do geese fly in a v formation 2") == frozenset({"gees", "fly", "format"})
+    assert not notes.shares_a_word(chunk, question_terms("why do geese fly in a v formation 2"))
+
+
+def test_a_clitic_of_the_question_is_no_word_of_it(tmp_path: Path) -> None:
+    # "flamingo's" would otherwise leave an "s", which "it's" in any note holds
+    chunk = _chunk(tmp_path, "blahaj.md", "# blahaj\n\nIt's a shark: print one in your terminal's colours.\n")
+    notes = NoteWords(NoteReader(str(tmp_path)))
+    assert question_terms("the flamingo's feathers") == frozenset({"flamingo", "feather"})
+    assert not notes.shares_a_word(chunk, question_terms("the flamingo's feathers"))
