@@ -113,20 +113,17 @@ class AnalyzedQuery:
         return bool(self.removed)
 
 
-# An English clitic after an apostrophe: the tokenizer would make a word of its own of
-# it ("flamingo's" -> "flamingo", "s"), and a one-letter word matches scaffolding.
-_NEGATION = re.compile(r"(?<=[^\W_])n['\u2019]t\b", re.IGNORECASE)
-_SHORT_NEGATION = {"can't": "can not", "won't": "will not", "shan't": "shall not"}
-_SHORT_NEGATED = re.compile(r"\b(?:ca|wo|sha)n['\u2019]t\b", re.IGNORECASE)
-_CLITIC = re.compile(r"(?<=[^\W_])['\u2019](?:s|m|d|ll|re|ve)\b", re.IGNORECASE)
+# An English clitic after an apostrophe: the tokenizer would make a one-letter word of
+# it ("flamingo's" -> "flamingo", "s"; "doesn't" -> "doesn", "t"), and one letter
+# matches scaffolding anywhere ("it's", a "-t" flag).
+_CLITIC = re.compile(r"(?<=[^\W_])['\u2019](?:s|t|m|d|ll|re|ve)\b", re.IGNORECASE)
 
 
 def without_clitics(query: str) -> str:
-    """``query`` with "n't" read as "not" and the clitics 's 'm 'd 'll 're 've removed."""
+    """``query`` without the clitics 's 't 'm 'd 'll 're 've ("doesn't" is "doesn")."""
     if "'" not in query and "\u2019" not in query:
         return query
-    query = _SHORT_NEGATED.sub(lambda m: _SHORT_NEGATION[m[0].lower().replace("\u2019", "'")], query)
-    return _CLITIC.sub("", _NEGATION.sub(" not", query))
+    return _CLITIC.sub("", query)
 
 
 def analyze_query(query: str) -> AnalyzedQuery:

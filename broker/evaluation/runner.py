@@ -2,7 +2,10 @@
 
 One broker serves the whole run (adapter processes stay up between cases, as
 under ``recall serve``), and its state lives in a fresh directory, so no index
-from an earlier run or from the user's own configuration is ever read. Each
+from an earlier run or from the user's own configuration is ever read. Before
+the first case every profile the cases use is refreshed, as ``recall refresh``
+does: a corpus whose first index takes longer than a search's deadline would
+otherwise be measured while it was still being built. Each
 case becomes one :class:`QueryRequest` — no result limit unless the case sets
 one, an unbounded response budget unless it sets ``response_tokens`` — and then
 every shown result's primary locator is expanded to check it resolves.
@@ -21,6 +24,7 @@ from broker.contracts import (
     ExpandRequest,
     QueryRequest,
     QueryResponse,
+    RefreshRequest,
     Scope,
     Surface,
 )
@@ -178,6 +182,8 @@ async def observe_all(pack: Pack, config: Config) -> tuple[list[dict[str, Any]],
     """Every case's observation, and the ``adapter_id`` of each adapter that answered a handshake."""
     default_profile = pack.manifest.profile or ""
     async with open_broker(config) as broker:
+        for profile in dict.fromkeys(case.profile or default_profile for case in pack.cases):
+            await broker.refresh(RefreshRequest(profile=profile))
         observations = [await observe(broker, case, default_profile) for case in pack.cases]
         adapter_ids = sorted({c.manifest.adapter_id for c in broker.supervisor.clients() if c.manifest})
     return observations, adapter_ids
