@@ -23,7 +23,7 @@ from broker.evaluation.pack import load_pack
 EVAL = Path(__file__).resolve().parents[3] / "eval"
 # packs of judged questions over a corpus, each with a must-abstain pool kept outside it
 # and split into a tuning half and a held-out half
-JUDGED_PACKS = ("retrieval", "black-docs", "man-pages", "debian-policy", "python-docs")
+JUDGED_PACKS = ("retrieval", "black-docs", "man-pages", "debian-policy", "python-docs", "tldr-pages")
 PACKS = ("smoke", *JUDGED_PACKS)
 
 # Shapes the smoke pack exists to cover; each must stay tagged on some case.
