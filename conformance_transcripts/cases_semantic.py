@@ -40,7 +40,10 @@ NOTES = {
     # the background a question's similarities are measured against (adapters/semantic/admission.py)
     "life/garden.md": "# Garden\n\nTomatoes want full sun and deep watering twice a week.\n",
     "life/travel.md": "# Travel\n\nThe night train to Vienna leaves at ten; book a couchette early.\n",
-    "team/budget.md": "# Budget\n\nThe hosting bill rose by a fifth after the storage upgrade.\n",
+    # uses a word of the paraphrase searched below ("file"): a question none of whose words
+    # a note near it holds admits nothing by meaning alone
+    "team/budget.md": "# Budget\n\nThe hosting bill rose by a fifth after the storage upgrade; the"
+    " invoice is a file in the shared drive.\n",
     "team/oncall.md": "# On call\n\nThe pager rotates every Monday at nine.\n",
     "team/hiring.md": "# Hiring\n\nTwo interviews, then a paid trial day with the team.\n",
 }

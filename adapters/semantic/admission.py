@@ -20,6 +20,15 @@ on the tuning packs: there 13 such chunks cleared ``MIN_MARGIN``, one an answer
 (0.326: a word the model splits into pieces, the first of which is a page's name);
 a paraphrase sharing no word with a small folder's note reaches 0.38.
 
+Even then the model's word alone is not enough where no chunk near the question (the
+pool a search ranks) comes from a note holding a word of it: such a question is about
+something the folder does not hold, and its nearest chunks are only what the model
+associates with it (in a command reference, a question about songbirds finds a routing
+daemon named BIRD at margin 0.42). Such chunks are withheld too (``question_words_nearby``
+in the diagnostics). On the five older packs no chunk sharing no word with the question
+ever reached a judged answer above the meaning-only margin; on ``tldr-pages`` four
+must-abstain questions were answered that way.
+
 ``MIN_MARGIN`` was also set on the tuning packs (``eval/README.md``): above the largest
 margin any must-abstain question reached, below most judged answers'.
 """
@@ -55,7 +64,7 @@ class Admission:
     def explain(self) -> dict[str, Any]:
         return {
             "rule": "similarity at least background + margin; where the note holds no word of the question,"
-            " background + meaning_only_margin",
+            " background + meaning_only_margin, and only if a note near the question holds one",
             "background": round(self.background, 4),
             "background_chunks": self.sampled,
             "margin": self.margin,

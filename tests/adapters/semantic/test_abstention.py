@@ -32,6 +32,10 @@ FOLDERS = {
     # pieces the first of which names a page, whose chunk clears the plain margin and
     # is withheld because nothing in that page shares a word with the question
     "man-pages": PACKS / "man-pages" / "sources" / "man",
+    # 6,642 short pages: questions about animals whose nearest pages are programs named
+    # after them ("moulting of songbirds": a routing daemon called BIRD, margin 0.42, over
+    # the meaning-only margin); none of their words occurs near them, so nothing is admitted
+    "tldr-pages": PACKS / "tldr-pages" / "sources" / "pages",
 }
 # a question in other words than its answer, per pack, and the note that answers it
 PARAPHRASES = {
@@ -39,6 +43,7 @@ PARAPHRASES = {
     "black-docs": ("how do I install black so it can format notebooks",
                    "docs/guides/using_black_with_jupyter_notebooks.md"),
     "man-pages": ("how big is this directory including everything in it", "du.md"),
+    "tldr-pages": ("create a new ssh key pair", "common/ssh-keygen.md"),
 }
 
 

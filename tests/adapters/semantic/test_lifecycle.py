@@ -31,11 +31,14 @@ PERMISSIONS = ("# Shell scripts\n\nTo let a script run as a program, give its ow
                " execute it with chmod u+x, then start it by its path.\n")
 QUESTION = "make my bash file runnable"
 # enough other notes for a background: in a folder of three, the note sharing no word
-# with the question must clear the meaning-only margin over a median of three similarities
+# with the question must clear the meaning-only margin over a median of three similarities;
+# and one of them uses a word of the question ("file"), as a real folder would: a question
+# none of whose words any nearby note holds is about something the folder does not hold
 OTHER = {
     "garden.md": "# Garden\n\nTomatoes want full sun and deep watering twice a week.\n",
     "travel.md": "# Travel\n\nThe night train to Vienna leaves at ten; book a couchette early.\n",
-    "budget.md": "# Budget\n\nThe hosting bill rose by a fifth after the storage upgrade.\n",
+    "budget.md": "# Budget\n\nThe hosting bill rose by a fifth after the storage upgrade; the invoice"
+    " is a file in the shared drive.\n",
     "hiring.md": "# Hiring\n\nTwo interviews, then a paid trial day with the team.\n",
     "coffee.md": "# Coffee\n\nThe grinder on the third floor needs new burrs.\n",
     "bikes.md": "# Bikes\n\nThe shed by the gate is locked after eight in the evening.\n",

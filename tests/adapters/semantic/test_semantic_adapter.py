@@ -33,12 +33,17 @@ NOTES = {
 UNRELATED = {
     "garden.md": "# Garden\n\nTomatoes want full sun and deep watering twice a week.\n",
     "travel.md": "# Travel\n\nThe night train to Vienna leaves at ten; book a couchette early.\n",
-    "budget.md": "# Budget\n\nThe hosting bill rose by a fifth after the storage upgrade.\n",
+    # uses a word of the paraphrase below ("file"), as a real folder would
+    "budget.md": "# Budget\n\nThe hosting bill rose by a fifth after the storage upgrade; the invoice"
+    " is a file in the shared drive.\n",
     "oncall.md": "# On call\n\nThe pager rotates every Monday at nine.\n",
     "hiring.md": "# Hiring\n\nTwo interviews, then a paid trial day with the team.\n",
     "backups.md": "# Backups\n\nNightly copies go to the offsite bucket.\n",
     "coffee.md": "# Coffee\n\nThe grinder on the third floor needs new burrs.\n",
     "bikes.md": "# Bikes\n\nThe shed by the gate is locked after eight in the evening.\n",
+    # a program named after a bird: the model's nearest note for a question about birds
+    "bird.md": "# bird\n\nBIRD Internet Routing Daemon.\nA routing daemon that speaks BGP, OSPF, Babel and"
+    " more.\n\n- Start bird with a given configuration file:\n\n`bird -c path/to/bird.conf`\n",
 }
 
 
@@ -88,6 +93,21 @@ def test_a_paraphrase_sharing_no_word_finds_the_chunk_by_meaning(semantic: tuple
     assert bar["least_similarity"] <= top["relevance"] == top["local_score"]
     assert top["metadata"]["margin"] >= bar["margin"]
     assert result["outcome"] == "success"
+
+
+def test_a_question_whose_words_no_nearby_note_holds_admits_nothing_by_meaning_alone(
+    semantic: tuple[AdapterProcess, dict],
+) -> None:
+    proc, _ = semantic
+    _wait_until_built(proc)
+    result = proc.search("moulting of songbirds")
+    diagnostics = result["diagnostics"]
+    # the model puts the routing daemon above even the meaning-only bar ...
+    assert diagnostics["best_similarity"] >= diagnostics["admission"]["least_similarity_meaning_only"]
+    # ... but no note near the question holds a word of it: nothing vouches for the match
+    assert diagnostics["question_words_nearby"] is False
+    assert diagnostics["withheld_meaning_only"] >= 1
+    assert result["candidates"] == []
 
 
 def test_a_question_about_nothing_here_admits_no_chunk(semantic: tuple[AdapterProcess, dict]) -> None:
