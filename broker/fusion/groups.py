@@ -145,10 +145,13 @@ def build_groups(
         members, lineages = by_root.setdefault(lineage.root, ([], []))
         members.append(candidate)
         lineages.append(lineage)
-    def term(c: Candidate) -> float:
-        return priors[c.source_uid].effective * fused_relevance(c) / (rank_constant + c.local_rank)
+    def weight(c: Candidate) -> float:
+        return priors[c.source_uid].effective * fused_relevance(c)
 
-    places = folder_places({root: members for root, (members, _) in by_root.items()}, sources, term)
+    def term(c: Candidate) -> float:
+        return weight(c) / (rank_constant + c.local_rank)
+
+    places = folder_places({root: members for root, (members, _) in by_root.items()}, sources, weight, term)
     return [
         _score(root, *by_root[root], priors, identifiers, _located(root, sources, places), term)
         for root in sorted(by_root)

@@ -292,3 +292,18 @@ def test_a_weak_lexical_match_changes_nothing_where_no_meaning_leg_answered() ->
     assert [r.primary.source_record_id for r in out.results] == ["z.md", "a.md"]
     assert out.results[0].explanation.folder is not None
     assert out.results[0].explanation.folder.weak_lexical_match is None
+
+
+def test_one_sources_first_place_outweighs_two_sources_middling_one_inside_a_folder() -> None:
+    # a.md: the lexical source's first, the leg's tenth; b.md: fifth in both. Summed at
+    # cross-source fusion's constant (1/61 + 1/70 < 2/65) b.md would lead the folder; at
+    # the folder's own constant (1/31 + 1/40 > 2/35) the clear first place does
+    fillers = [cand(f"notes:f{n}.md#L1-L9", n) for n in (2, 3, 4)]
+    fillers += [cand(f"tasks:g{n}.md#L1-L9", n, match_signals=SEMANTIC) for n in range(1, 10) if n != 5]
+    pool = [cand("notes:a.md#L1-L9", 1), cand("notes:b.md#L1-L9", 5), *fillers,
+            cand("tasks:a.md#L1-L9", 10, match_signals=SEMANTIC, derived_from=["notes:a.md#L1-L9"]),
+            cand("tasks:b.md#L1-L9", 5, match_signals=SEMANTIC, derived_from=["notes:b.md#L1-L9"])]
+    out = run(pool, sources=FOLDER_AND_MAIL)
+    order = [r.primary.source_record_id for r in out.results]
+    assert order.index("a.md") < order.index("b.md")
+    assert out.results[order.index("a.md")].explanation.folder.rank < out.results[order.index("b.md")].explanation.folder.rank
