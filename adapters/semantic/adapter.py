@@ -79,7 +79,7 @@ from adapter_sdk import (
 from adapters.semantic.admission import MIN_MARGIN, admission
 from adapters.semantic.encoders import DEFAULT_MODEL, MODELS
 from adapters.semantic.excerpts import SentenceExcerpts
-from adapters.semantic.index import Pending, Snapshot, VectorIndex
+from adapters.semantic.index import Pending, VectorIndex
 from adapters.semantic.note_bytes import NoteReader
 from adapters.semantic.shared_words import NoteWords, question_terms
 from adapters.semantic.watching import FolderRescans
@@ -282,14 +282,6 @@ class SemanticAdapter(Adapter):
             self._sentence_excerpts = SentenceExcerpts(self._note_reader(index), index.encoder)
         return self._sentence_excerpts
 
-    def _anchored(self, snapshot: Snapshot, order: Any, terms: frozenset[str]) -> bool:
-        """Whether a chunk of the question's neighbourhood (``order``: the pool the search
-        ranks) comes from a note holding one of ``terms``. None does for a question about
-        something the folder does not hold: a bird's plumage in a command reference, whose
-        nearest pages are programs named after birds."""
-        assert self._note_words is not None
-        return any(self._note_words.shares_a_word(snapshot.chunks[int(i)], terms) for i in order)
-
     def search(self, params: SearchParams) -> SearchResult:
         import numpy as np
 
@@ -342,7 +334,10 @@ class SemanticAdapter(Adapter):
             self._note_words = NoteWords(self._note_reader(index))
         terms = question_terms(params.query)
         shares = {i: self._note_words.shares_a_word(snapshot.chunks[i], terms) for i in cleared}
-        anchored = any(shares.values()) or self._anchored(snapshot, order, terms)
+        # a note near the question (the pool ranked) holds a word of it: else it is about
+        # something the folder does not hold, and the model alone vouches for nothing
+        anchored = any(shares.values()) or self._note_words.any_shares(
+            (snapshot.chunks[int(i)] for i in order), terms)
         admitted = [i for i in cleared
                     if shares[i] or (anchored and similarity[i] >= bar.least_similarity_meaning_only)]
         diagnostics["best_similarity"] = round(float(similarity[order[0]]), 4) if len(order) else None

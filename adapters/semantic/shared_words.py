@@ -15,6 +15,7 @@ chunk's title and preview stand for it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from adapter_sdk.lexical import analyze_query, matching_stem, tokenize
@@ -42,6 +43,10 @@ class NoteWords:
     def shares_a_word(self, chunk: IndexedChunk, terms: frozenset[str]) -> bool:
         """Whether the note ``chunk`` belongs to holds one of ``terms``."""
         return not terms.isdisjoint(self.words(chunk))
+
+    def any_shares(self, chunks: Iterable[IndexedChunk], terms: frozenset[str]) -> bool:
+        """Whether the note of any of ``chunks`` holds one of ``terms`` (read until one does)."""
+        return any(self.shares_a_word(chunk, terms) for chunk in chunks)
 
     def words(self, chunk: IndexedChunk) -> frozenset[str]:
         key = (chunk.path, chunk.sha256)

@@ -74,14 +74,15 @@ def folder_places(
     for location, records in best.items():
         if len({uid for legs in records.values() for uid in legs}) < 2:
             continue
-        inside = {root: [weight(c) / (FOLDER_RANK_CONSTANT + c.local_rank) for c in legs.values()]
-                  for root, legs in records.items()}
+        def within(c: Candidate) -> float:
+            return weight(c) / (FOLDER_RANK_CONSTANT + c.local_rank)
+
+        inside = {root: [within(c) for c in legs.values()] for root, legs in records.items()}
         weak = _weak_lexical_match(records)
         if weak is None:
             fused = sorted(records, key=lambda root: (-sum(inside[root]), -max(inside[root]), root))
         else:
-            meaning = {root: max((weight(c) / (FOLDER_RANK_CONSTANT + c.local_rank)
-                                  for c in legs.values() if _by_meaning(c)), default=0.0)
+            meaning = {root: max((within(c) for c in legs.values() if _by_meaning(c)), default=0.0)
                        for root, legs in records.items()}
             fused = sorted(records, key=lambda root: (-meaning[root], -sum(inside[root]), root))
         scores = sorted((max(term(c) for c in legs.values()) for legs in records.values()), reverse=True)

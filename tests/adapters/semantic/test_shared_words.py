@@ -58,3 +58,11 @@ def test_a_clitic_of_the_question_is_no_word_of_it(tmp_path: Path) -> None:
     notes = NoteWords(NoteReader(str(tmp_path)))
     assert question_terms("the flamingo's feathers") == frozenset({"flamingo", "feather"})
     assert not notes.shares_a_word(chunk, question_terms("the flamingo's feathers"))
+
+
+def test_a_neighbourhood_shares_a_word_when_any_of_its_notes_does(tmp_path: Path) -> None:
+    bird = _chunk(tmp_path, "bird.md", "# bird\n\nBIRD Internet Routing Daemon.\n")
+    garden = _chunk(tmp_path, "garden.md", "# Garden\n\nSongbirds nest in the hedge by the shed.\n")
+    notes = NoteWords(NoteReader(str(tmp_path)))
+    assert not notes.any_shares([bird], question_terms("moulting of songbirds"))
+    assert notes.any_shares([bird, garden], question_terms("moulting of songbirds"))
