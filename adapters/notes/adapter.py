@@ -32,6 +32,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -88,6 +89,10 @@ STOP_WAIT_S = 0.2  # how long shutting down waits for the catch-up thread to end
 # an adapter alive this long is kept warm by its broker, so watching the folder pays (one
 # a long-lived broker spawned watches at once)
 WATCH_AFTER_S = 5.0
+# a search in such an adapter waits at most this long for its watch's first sweep, so
+# that the first queries after a broker starts can answer from a watched folder
+WAIT_FOR_WATCH_S = 1.5
+WATCH_POLL_S = 0.02
 T = TypeVar("T")
 
 
@@ -177,6 +182,7 @@ class NotesAdapter(Adapter):
         if params.as_of is not None and self.committed is not None:
             return self.committed.search(params, params.as_of, self.source_id)
         cancellation = current_cancellation()
+        self._await_watch(params.deadline)
         freshness, report, progress = self._settle(params.deadline, check=True)
         guess = self._unwatched_guess(freshness["mode"])
         complete = progress.idle and self._count("failures") == 0 and guess is None
@@ -311,6 +317,20 @@ class NotesAdapter(Adapter):
             store.rebuilt_reason = catchup.rebuilt_reason
         freshness = describe(mode, checked_at, progress.pending, store.meta("swept_ns"))
         return freshness, report, progress
+
+    def _await_watch(self, deadline: datetime) -> None:
+        """Wait while this adapter's watch is being put in place and its first sweep runs
+        (``WAIT_FOR_WATCH_S`` at most, within the deadline's waiting share): a sweep of a
+        few thousand notes takes well under a second, and an answer after it is complete
+        where one before it could only be partial (``_unwatched_guess``)."""
+        watcher = self.watcher
+        if watcher is None or watcher.watching or not self._store().meta("build_complete"):
+            return
+        cancellation = current_cancellation()
+        stop = time.monotonic() + min(WAIT_FOR_WATCH_S, _wait_budget(deadline))
+        while (not watcher.watching and watcher.error is None and not cancellation.requested
+               and time.monotonic() < stop):
+            time.sleep(WATCH_POLL_S)
 
     def _unwatched_guess(self, mode: str) -> tuple[str, str] | None:
         """Why an answer from a cheap check is partial, in an adapter a long-lived broker

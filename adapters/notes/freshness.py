@@ -21,7 +21,9 @@ hashed against the indexed revision, and a changed note is re-indexed), and
 search had is reported with it (:func:`describe`). This check is the whole
 guarantee of an adapter started for one command, whose answers are complete on
 it. An adapter a long-lived broker spawned watches the folder at once and then
-sweeps it; an answer it gives from this check before both are done is partial
+sweeps it; a search waits for both a little while (the adapter's
+``WAIT_FOR_WATCH_S``, within its deadline: a sweep of thousands of notes takes under
+a second), and an answer it gives from this check before both are done is partial
 and says so (:func:`unwatched_guess`): it cannot know of such an edit, so it does
 not claim to be complete.
 """

@@ -22,6 +22,7 @@ from adapter_sdk.residence import LONG_LIVED_ENV
 from adapters.notes.freshness import SWEEP_BELOW
 
 NOTES = SWEEP_BELOW + 300
+LARGE = 8_000  # a sweep of these takes a resident adapter's first second or so
 WORD = "zanzibarquux"
 WATCHED_WITHIN_S = 30.0
 # A watching adapter hears of an edit once the notifier hands it over (within its
@@ -30,8 +31,8 @@ WATCHED_WITHIN_S = 30.0
 HANDED_OVER_S = DEBOUNCE_MS / 1000
 
 
-def _write_corpus(folder) -> None:
-    for index in range(NOTES):
+def _write_corpus(folder, notes: int = NOTES) -> None:
+    for index in range(notes):
         path = folder / f"n{index:05d}.md"
         path.write_text(f"# Note {index}\n\nordinary words about topic {index}\n")
         stamp = 1_600_000_000 + index  # the oldest note is the first
@@ -100,3 +101,20 @@ def test_a_command_run_in_process_over_a_large_folder_answers_complete_on_its_ch
         assert report["diagnostics"]["freshness"]["mode"] == "checked"
         assert "detail" not in report["diagnostics"]
         assert any("n01234.md" in r["primary"]["locator"] for r in answer["results"])
+
+
+def test_the_first_queries_after_a_broker_starts_wait_for_the_watch_and_answer_complete(resident):
+    # the broker a query starts spawns its adapter, whose watch sweeps every note once;
+    # that sweep ends well within the wait a search grants it, so the broker's first
+    # answers come from a watched folder, not from a partial guess
+    folder = resident.root / "kb"
+    _write_corpus(folder, LARGE)
+    built = resident.cold("refresh")
+    assert built.returncode == 0, built.stdout + built.stderr
+    for question in ("topic 1234", "topic 77", "topic 4321", "ordinary words"):
+        done = resident.recall("query", "--json", "--explain", "--scope", "source=kb", question)
+        answer = json.loads(done.stdout)
+        report = _notes_report(answer)
+        assert answer["coverage"] == "complete", report
+        assert done.returncode == 0
+    assert report["diagnostics"]["freshness"]["mode"] == "watched"
