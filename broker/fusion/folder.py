@@ -70,13 +70,14 @@ def folder_places(
             location = sources[c.source_uid].location_key
             if location is not None:
                 best.setdefault(location, {}).setdefault(root, {}).setdefault(c.source_uid, c)
+
+    def within(c: Candidate) -> float:  # a candidate's term in its folder's own order
+        return weight(c) / (FOLDER_RANK_CONSTANT + c.local_rank)
+
     places: dict[tuple[str, str], FolderPlace] = {}
     for location, records in best.items():
         if len({uid for legs in records.values() for uid in legs}) < 2:
             continue
-        def within(c: Candidate) -> float:
-            return weight(c) / (FOLDER_RANK_CONSTANT + c.local_rank)
-
         inside = {root: [within(c) for c in legs.values()] for root, legs in records.items()}
         weak = _weak_lexical_match(records)
         if weak is None:
@@ -109,6 +110,7 @@ def _weak_lexical_match(records: Mapping[str, Mapping[str, Candidate]]) -> float
     ``WEAK_LEXICAL`` and a meaning leg answered too; else None."""
     candidates = [c for legs in records.values() for c in legs.values()]
     lexical = [fused_relevance(c) for c in candidates if not _by_meaning(c)]
-    if not lexical or not any(_by_meaning(c) for c in candidates) or max(lexical) >= WEAK_LEXICAL:
+    if len(lexical) == len(candidates) or not lexical:  # one kind of evidence only
         return None
-    return max(lexical)
+    best = max(lexical)
+    return best if best < WEAK_LEXICAL else None
